@@ -1,0 +1,36 @@
+use std::time::Duration;
+
+/// Why a model call failed. Retry policy (a later layer) is a `match` on these variants,
+/// never string parsing.
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderError {
+    /// The request never got an HTTP response (DNS, refused connection, TLS, timeout).
+    #[error("could not reach {url}: {detail}")]
+    Connect { url: String, detail: String },
+    /// The server answered with a non-success status before streaming.
+    #[error("{url} answered HTTP {status}: {message}")]
+    Http {
+        url: String,
+        status: u16,
+        message: String,
+        retry_after: Option<Duration>,
+    },
+    /// The provider sent an `error` event in the middle of the stream.
+    #[error("the provider reported an error mid-stream: {kind}: {message}")]
+    Api { kind: String, message: String },
+    /// Bytes that do not follow the wire format (bad JSON, unknown block index, ...).
+    #[error("the provider sent malformed data: {0}")]
+    Malformed(String),
+    /// The connection closed before the stream's terminal event.
+    #[error("the response stream ended before the model finished ({0})")]
+    Truncated(String),
+    /// Reading the body failed after streaming started.
+    #[error("network error while streaming: {0}")]
+    Network(String),
+    /// No bytes arrived for too long.
+    #[error("no data from the provider for {} s", .0.as_secs())]
+    Idle(Duration),
+    /// The client could not be built or the request could not be encoded.
+    #[error("invalid provider setup: {0}")]
+    Setup(String),
+}

@@ -1,0 +1,167 @@
+//! The conversation as duet keeps it, independent of any wire format.
+//!
+//! Each wire module translates these values into its own JSON. The agent owns the
+//! invariant that every [`ToolCall`] in an assistant message is answered by exactly one
+//! [`ToolResult`] in the user message that follows it.
+
+use serde::{Deserialize, Serialize};
+
+/// Who authored a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+/// One turn of the conversation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: Role,
+    pub content: Vec<Block>,
+}
+
+impl Message {
+    pub fn user_text(text: impl Into<String>) -> Self {
+        Self {
+            role: Role::User,
+            content: vec![Block::Text { text: text.into() }],
+        }
+    }
+
+    /// Tool calls carried by this message, in the order the model made them.
+    pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
+        self.content.iter().filter_map(|block| match block {
+            Block::ToolCall(call) => Some(call),
+            _ => None,
+        })
+    }
+
+    /// Tool results carried by this message, in order.
+    pub fn tool_results(&self) -> impl Iterator<Item = &ToolResult> {
+        self.content.iter().filter_map(|block| match block {
+            Block::ToolResult(result) => Some(result),
+            _ => None,
+        })
+    }
+}
+
+/// A piece of message content.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Block {
+    Text {
+        text: String,
+    },
+    /// Model reasoning. Anthropic requires the signed block to be sent back unchanged
+    /// while a tool-use turn is in progress; an unsigned (cut) block must be dropped.
+    Thinking {
+        thinking: String,
+        signature: Option<String>,
+    },
+    /// Reasoning the provider encrypted; sent back verbatim.
+    RedactedThinking {
+        data: String,
+    },
+    ToolCall(ToolCall),
+    ToolResult(ToolResult),
+}
+
+/// A tool invocation requested by the model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    /// The arguments exactly as the model streamed them (JSON text, possibly invalid).
+    pub arguments: String,
+}
+
+/// The answer to one [`ToolCall`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolResult {
+    pub call_id: String,
+    pub content: String,
+    pub is_error: bool,
+}
+
+/// A tool offered to the model.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the arguments object.
+    pub input_schema: serde_json::Value,
+}
+
+/// Everything a wire client needs to make one model call.
+#[derive(Clone, Debug)]
+pub struct ModelRequest {
+    /// Stable system text, in order: the base prompt, then project instructions. Together
+    /// with `tools` this is the cacheable prefix.
+    pub system: Vec<String>,
+    pub tools: Vec<ToolSpec>,
+    pub messages: Vec<Message>,
+    /// Text that changes on every call (the environment block). Placed after the
+    /// conversation, outside any cache breakpoint, and never stored in the conversation.
+    pub volatile_context: Option<String>,
+    pub max_tokens: u32,
+}
+
+/// Token counts reported by the provider for one call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cache_write_tokens: u64,
+}
+
+/// Why the model stopped.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    EndTurn,
+    ToolUse,
+    MaxTokens,
+    StopSequence,
+    Refusal,
+    Other(String),
+}
+
+/// One decoded step of a streamed response, common to every wire format.
+///
+/// A well-formed stream is any sequence of these ending with exactly one
+/// [`StreamEvent::Finished`]. Tool calls are announced by `ToolCallStart`, may stream
+/// argument fragments, and are complete at `ToolCallEnd`, which carries the whole call.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StreamEvent {
+    TextDelta {
+        text: String,
+    },
+    ThinkingDelta {
+        text: String,
+    },
+    /// Closes the current thinking block with the provider's signature.
+    ThinkingSignature {
+        signature: String,
+    },
+    RedactedThinking {
+        data: String,
+    },
+    ToolCallStart {
+        id: String,
+        name: String,
+    },
+    ToolCallArgsDelta {
+        id: String,
+        fragment: String,
+    },
+    /// The call's arguments are complete; it may be executed now.
+    ToolCallEnd {
+        call: ToolCall,
+    },
+    Finished {
+        stop_reason: StopReason,
+        usage: Usage,
+    },
+}

@@ -1,0 +1,105 @@
+//! Model clients: one streaming client per wire format behind the [`ModelClient`] trait.
+//!
+//! Owns: HTTP to the model API, SSE decoding, and the translation between duet's
+//! wire-neutral [`Message`]s / [`StreamEvent`]s and each provider's JSON.
+//! Does not own: the conversation, retries policy, or what to do with tool calls.
+//! Invariant: a stream yields events ending in exactly one [`StreamEvent::Finished`];
+//! a stream that ends without it is an error ([`ProviderError::Truncated`]), never a
+//! silent success.
+
+pub mod anthropic;
+mod error;
+mod http;
+mod message;
+pub mod openai_chat;
+mod sse;
+mod stream;
+
+use std::pin::Pin;
+use std::sync::Arc;
+
+use futures::Stream;
+use serde::{Deserialize, Serialize};
+
+pub use error::ProviderError;
+pub use message::{
+    Block, Message, ModelRequest, Role, StopReason, StreamEvent, ToolCall, ToolResult, ToolSpec,
+    Usage,
+};
+
+/// The stream of decoded events for one model call.
+pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, ProviderError>> + Send>>;
+
+/// The wire format a provider speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Wire {
+    /// Anthropic Messages API (`POST {base}/v1/messages`).
+    #[serde(rename = "anthropic")]
+    Anthropic,
+    /// OpenAI-compatible chat completions (`POST {base}/chat/completions`): OpenAI,
+    /// Ollama, llama.cpp server, vLLM.
+    #[serde(rename = "openai")]
+    OpenAiChat,
+}
+
+impl Wire {
+    pub const ALL: [Wire; 2] = [Wire::Anthropic, Wire::OpenAiChat];
+
+    /// The name used in config files and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Wire::Anthropic => "anthropic",
+            Wire::OpenAiChat => "openai",
+        }
+    }
+}
+
+impl std::fmt::Display for Wire {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Wire {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Wire::ALL
+            .into_iter()
+            .find(|wire| wire.as_str() == s)
+            .ok_or_else(|| format!("unknown provider `{s}` (valid: anthropic, openai)"))
+    }
+}
+
+/// Where and how to reach a model.
+#[derive(Clone, Debug)]
+pub struct Endpoint {
+    pub wire: Wire,
+    /// Base URL as the official SDKs take it: `https://api.anthropic.com` for Anthropic,
+    /// `https://api.openai.com/v1` for OpenAI-compatible servers.
+    pub base_url: String,
+    /// Sent as `x-api-key` (Anthropic) or `Authorization: Bearer` (OpenAI). Local
+    /// servers often need none.
+    pub api_key: Option<String>,
+    pub model: String,
+}
+
+/// A streaming model client.
+#[async_trait::async_trait]
+pub trait ModelClient: Send + Sync {
+    /// The model this client calls.
+    fn model(&self) -> &str;
+
+    /// Sends `request` and returns its decoded event stream. Errors before the first
+    /// byte (connection, HTTP status) come back here; later ones arrive in the stream.
+    async fn stream(&self, request: &ModelRequest) -> Result<EventStream, ProviderError>;
+}
+
+/// Builds the client for `endpoint`.
+pub fn connect(endpoint: Endpoint) -> Result<Arc<dyn ModelClient>, ProviderError> {
+    let http = http::client()?;
+    Ok(match endpoint.wire {
+        Wire::Anthropic => Arc::new(anthropic::AnthropicClient::new(http, endpoint)),
+        Wire::OpenAiChat => Arc::new(openai_chat::OpenAiChatClient::new(http, endpoint)),
+    })
+}

@@ -1,0 +1,3 @@
+//! SCAFFOLD: replaced by the tools work.
+#[derive(Debug, Default)]
+pub struct ReadLedger {}
