@@ -138,7 +138,11 @@ impl Registry {
 
     /// Checks a streamed call before it is scheduled: the tool must exist and the
     /// arguments must be a JSON object. Schema-level checks happen in [`Tool::run`].
-    pub fn prepare(&self, name: &str, arguments: &str) -> Result<(Arc<dyn Tool>, Value), ToolError> {
+    pub fn prepare(
+        &self,
+        name: &str,
+        arguments: &str,
+    ) -> Result<(Arc<dyn Tool>, Value), ToolError> {
         let tool = self.get(name).ok_or_else(|| {
             let known: Vec<_> = self.names().collect();
             ToolError::InvalidArguments(format!(
@@ -153,7 +157,11 @@ impl Registry {
 
 fn parse_arguments_json(tool: &str, arguments: &str) -> Result<Value, ToolError> {
     // Some servers send no argument text at all for a call without parameters.
-    let text = if arguments.trim().is_empty() { "{}" } else { arguments };
+    let text = if arguments.trim().is_empty() {
+        "{}"
+    } else {
+        arguments
+    };
     match serde_json::from_str::<Value>(text) {
         Ok(value @ Value::Object(_)) => Ok(value),
         Ok(other) => Err(ToolError::InvalidArguments(format!(
@@ -265,7 +273,11 @@ mod tests {
             }
             let text = schema.to_string();
             for noise in ["\"null\"", "$ref", "$schema", "format", "\"title\""] {
-                assert!(!text.contains(noise), "{}: schema contains {noise}: {text}", spec.name);
+                assert!(
+                    !text.contains(noise),
+                    "{}: schema contains {noise}: {text}",
+                    spec.name
+                );
             }
             assert!(!spec.description.is_empty(), "{}", spec.name);
         }
@@ -278,12 +290,17 @@ mod tests {
             panic!("expected an InvalidArguments error, got {error:?}");
         };
         assert!(message.contains("delete_everything"), "{message}");
-        assert!(message.contains("read, write, edit, glob, grep"), "{message}");
+        assert!(
+            message.contains("read, write, edit, glob, grep"),
+            "{message}"
+        );
     }
 
     #[test]
     fn malformed_json_is_quoted_back() {
-        let error = Registry::core().prepare("read", r#"{"path": "a.txt""#).err();
+        let error = Registry::core()
+            .prepare("read", r#"{"path": "a.txt""#)
+            .err();
         let Some(ToolError::InvalidArguments(message)) = error else {
             panic!("expected an InvalidArguments error, got {error:?}");
         };

@@ -1,0 +1,99 @@
+//! The only vocabulary shared by the agent and its front ends.
+//!
+//! [`Command`]s go in, [`Event`]s come out. Front ends (`duet exec`, the TUI) import
+//! this module and [`super::spawn`], nothing else from `agent/`. Every tool-related event
+//! carries the `call_id` the model gave the call, so a front end can group them.
+
+use serde::{Deserialize, Serialize};
+
+use crate::provider::{StopReason, Usage};
+
+/// What a front end asks of the agent.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Command {
+    /// A message from the user. Sent while a turn runs, it steers that turn: the model
+    /// receives it at its next step, after the results of the tools already running.
+    UserMessage { text: String },
+    /// Cancel the current step: the model stream and any running tools. The conversation
+    /// stays valid, and the next message continues it.
+    Interrupt,
+    /// End the agent task after cancelling whatever runs.
+    Shutdown,
+}
+
+/// What the agent reports. Serialized as-is by `duet exec --json`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// The agent is ready. `instructions` lists the project instruction files loaded.
+    SessionStarted {
+        model: String,
+        workspace: String,
+        instructions: Vec<String>,
+    },
+    /// A user message was delivered to the model (a steering message included).
+    UserMessageDelivered {
+        text: String,
+    },
+    /// A model call is about to be sent; `step` counts calls within the turn from 1.
+    StepStarted {
+        step: u32,
+    },
+    TextDelta {
+        text: String,
+    },
+    ThinkingDelta {
+        text: String,
+    },
+    /// The model started writing a tool call.
+    ToolCallBegin {
+        call_id: String,
+        name: String,
+    },
+    /// The call's arguments are complete (raw JSON text as the model wrote it).
+    ToolCallReady {
+        call_id: String,
+        name: String,
+        arguments: String,
+    },
+    /// The tool began executing.
+    ToolRunBegin {
+        call_id: String,
+    },
+    /// The tool finished; `output` is exactly what the model receives.
+    ToolRunEnd {
+        call_id: String,
+        is_error: bool,
+        summary: String,
+        output: String,
+    },
+    /// A write or edit is about to be decided on; `diff` is unified, against the file
+    /// on disk.
+    EditProposed {
+        call_id: String,
+        path: String,
+        diff: String,
+    },
+    /// Token usage of the last model call, and the running total for the session.
+    Usage {
+        call: Usage,
+        session: Usage,
+    },
+    /// The turn is over; the agent waits for the next message.
+    TurnEnd {
+        outcome: TurnOutcome,
+    },
+}
+
+/// How a turn ended.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TurnOutcome {
+    /// The model stopped without asking for more tools.
+    Finished { stop_reason: StopReason },
+    /// The user interrupted.
+    Interrupted,
+    /// The model call failed; `message` says why and what to check.
+    Failed { message: String },
+}

@@ -1,0 +1,238 @@
+//! Running the tool calls of one model response.
+//!
+//! Calls are submitted as soon as the stream completes them; [`Schedule`] decides when
+//! each may start; each runs in its own task so a slow or crashing tool affects only its
+//! own result. Every submitted call ends with exactly one result: its output, its error,
+//! or a note that it was cancelled — never nothing.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use futures::stream::{FuturesUnordered, StreamExt};
+use serde_json::Value;
+use tokio::task::{AbortHandle, JoinError};
+
+use crate::provider::{ToolCall, ToolResult};
+use crate::tools::truncate::{ClipLimits, clip};
+use crate::tools::{Tool, ToolCtx, ToolError, ToolOutput};
+
+use super::protocol::Event;
+use super::scheduler::Schedule;
+
+/// A validated call: the tool and its parsed arguments.
+pub(crate) type Job = (Arc<dyn Tool>, Value);
+
+/// Why unfinished calls are being cancelled; the text goes to the model.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum CancelReason {
+    UserInterrupt,
+    ResponseFailed,
+}
+
+impl CancelReason {
+    fn explain(self) -> &'static str {
+        match self {
+            CancelReason::UserInterrupt => "the user interrupted",
+            CancelReason::ResponseFailed => "the model's response failed",
+        }
+    }
+}
+
+struct Slot {
+    call: ToolCall,
+    job: Option<Job>,
+    result: Option<ToolResult>,
+    abort: Option<AbortHandle>,
+}
+
+struct Finished {
+    index: usize,
+    outcome: Result<Result<ToolOutput, ToolError>, JoinError>,
+}
+
+pub(crate) struct ToolRuns {
+    ctx: ToolCtx,
+    outputs_dir: PathBuf,
+    schedule: Schedule,
+    slots: Vec<Slot>,
+    running: FuturesUnordered<BoxFuture<'static, Finished>>,
+}
+
+impl ToolRuns {
+    /// `ctx` is the template every call's context is cloned from; its cancellation token
+    /// is cancelled for all calls at once.
+    pub(crate) fn new(ctx: ToolCtx, outputs_dir: PathBuf) -> Self {
+        Self {
+            ctx,
+            outputs_dir,
+            schedule: Schedule::default(),
+            slots: Vec::new(),
+            running: FuturesUnordered::new(),
+        }
+    }
+
+    /// Adds a complete call. A call that failed validation is answered at once; the
+    /// returned event reports that answer.
+    pub(crate) fn submit(&mut self, call: ToolCall, job: Result<Job, ToolError>) -> Option<Event> {
+        match job {
+            Ok(job) => {
+                self.schedule.add(job.0.concurrency());
+                self.slots.push(Slot {
+                    call,
+                    job: Some(job),
+                    result: None,
+                    abort: None,
+                });
+                None
+            }
+            Err(error) => {
+                let index = self.schedule.add_done();
+                self.slots.push(Slot {
+                    call,
+                    job: None,
+                    result: None,
+                    abort: None,
+                });
+                Some(self.answer(index, Err(error)))
+            }
+        }
+    }
+
+    /// Starts every call the schedule allows; returns a `ToolRunBegin` for each.
+    pub(crate) fn start_ready(&mut self) -> Vec<Event> {
+        let mut started = Vec::new();
+        for index in self.schedule.start_ready() {
+            let Some(slot) = self.slots.get_mut(index) else {
+                continue;
+            };
+            let Some((tool, args)) = slot.job.take() else {
+                continue;
+            };
+            let mut ctx = self.ctx.clone();
+            ctx.call_id = slot.call.id.clone();
+            let task = tokio::spawn(async move { tool.run(args, &ctx).await });
+            slot.abort = Some(task.abort_handle());
+            self.running.push(Box::pin(async move {
+                Finished {
+                    index,
+                    outcome: task.await,
+                }
+            }));
+            started.push(Event::ToolRunBegin {
+                call_id: slot.call.id.clone(),
+            });
+        }
+        started
+    }
+
+    pub(crate) fn has_running(&self) -> bool {
+        !self.running.is_empty()
+    }
+
+    pub(crate) fn all_done(&self) -> bool {
+        self.schedule.all_done()
+    }
+
+    /// Waits for the next running call to end and records its result. Pending forever
+    /// when nothing runs, so it can sit in a `select!` guarded by [`Self::has_running`].
+    pub(crate) async fn next_finished(&mut self) -> Event {
+        match self.running.next().await {
+            Some(finished) => self.record(finished),
+            None => std::future::pending().await,
+        }
+    }
+
+    /// Cancels every call that has not ended. Running calls get `grace` to stop on their
+    /// own (a call that completes keeps its real result, so the model learns what really
+    /// happened); the rest are aborted. Returns the events of every answer given.
+    pub(crate) async fn cancel(&mut self, reason: CancelReason, grace: Duration) -> Vec<Event> {
+        self.ctx.cancel.cancel();
+        let mut events = Vec::new();
+        let deadline = tokio::time::Instant::now() + grace;
+        while let Ok(Some(finished)) = tokio::time::timeout_at(deadline, self.running.next()).await
+        {
+            events.push(self.record(finished));
+        }
+        self.running.clear();
+        for index in 0..self.slots.len() {
+            if self.slots[index].result.is_some() {
+                continue;
+            }
+            let note = if self.schedule.is_running(index) {
+                if let Some(abort) = &self.slots[index].abort {
+                    abort.abort();
+                }
+                format!(
+                    "Stopped: {} while this call was running; it may have partly run.",
+                    reason.explain()
+                )
+            } else {
+                format!("Not run: {} before this call started.", reason.explain())
+            };
+            events.push(self.answer(index, Err(ToolError::Failed(note))));
+        }
+        events
+    }
+
+    /// Every call's result, in the order the model made the calls.
+    pub(crate) fn into_results(self) -> Vec<ToolResult> {
+        self.slots
+            .into_iter()
+            .filter_map(|slot| slot.result)
+            .collect()
+    }
+
+    fn record(&mut self, finished: Finished) -> Event {
+        let outcome = finished.outcome.unwrap_or_else(|error| {
+            Err(ToolError::Failed(if error.is_panic() {
+                "The tool crashed (a bug in duet, logged). Try another approach.".to_string()
+            } else {
+                "The tool was stopped before it finished.".to_string()
+            }))
+        });
+        if let Err(error) = &outcome {
+            tracing::debug!(index = finished.index, %error, "tool call failed");
+        }
+        self.answer(finished.index, outcome)
+    }
+
+    fn answer(&mut self, index: usize, outcome: Result<ToolOutput, ToolError>) -> Event {
+        self.schedule.finish(index);
+        let (text, summary, is_error) = match outcome {
+            Ok(output) => (output.content, output.summary, false),
+            Err(error) => {
+                let text = error.to_string();
+                (text.clone(), first_line(&text), true)
+            }
+        };
+        // Indices come from this schedule, which grows with `slots`.
+        let slot = &mut self.slots[index];
+        let content = clip(
+            &text,
+            ClipLimits::default(),
+            &self.outputs_dir,
+            &slot.call.id,
+        );
+        slot.result = Some(ToolResult {
+            call_id: slot.call.id.clone(),
+            content: content.clone(),
+            is_error,
+        });
+        Event::ToolRunEnd {
+            call_id: slot.call.id.clone(),
+            is_error,
+            summary,
+            output: content,
+        }
+    }
+}
+
+fn first_line(text: &str) -> String {
+    let line = text.lines().next().unwrap_or_default();
+    match line.char_indices().nth(120) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.to_string(),
+    }
+}

@@ -1,0 +1,314 @@
+//! The turn loop: model call → tool calls → model call … until the model stops asking
+//! for tools, the user interrupts, or a call fails.
+//!
+//! One step is one model call. While its response streams, complete tool calls start
+//! at once (see [`ToolRuns`]), and commands keep being read: an interrupt cancels the
+//! step, a user message is held and delivered at the start of the next step.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::provider::{
+    EventStream, ModelClient, ModelRequest, ProviderError, StopReason, StreamEvent, ToolSpec, Usage,
+};
+use crate::tools::{Registry, ToolCtx};
+
+use super::context;
+use super::conversation::{AssistantDraft, Conversation};
+use super::events::EventSink;
+use super::protocol::{Command, Event, TurnOutcome};
+use super::tool_runs::{CancelReason, ToolRuns};
+
+/// How long running tools get to stop on their own after a cancel.
+const CANCEL_GRACE: Duration = Duration::from_secs(3);
+
+/// How a step ended.
+enum StepEnd {
+    /// Tools ran; the model needs their results.
+    ToolsRan,
+    Finished(StopReason),
+    Interrupted,
+    Failed(String),
+    Shutdown,
+}
+
+pub(crate) struct Agent {
+    pub(crate) client: Arc<dyn ModelClient>,
+    pub(crate) tools: Registry,
+    pub(crate) tool_specs: Vec<ToolSpec>,
+    /// Template for every tool call's context; `cancel` is replaced per step.
+    pub(crate) tool_ctx: ToolCtx,
+    pub(crate) system: Vec<String>,
+    pub(crate) workspace: PathBuf,
+    pub(crate) outputs_dir: PathBuf,
+    pub(crate) max_tokens: u32,
+    pub(crate) events: EventSink,
+    pub(crate) commands: mpsc::UnboundedReceiver<Command>,
+    pub(crate) conversation: Conversation,
+    /// User messages not yet delivered to the model.
+    pub(crate) pending: Vec<String>,
+    pub(crate) session_usage: Usage,
+}
+
+impl Agent {
+    /// Serves commands until shutdown or until every handle is dropped.
+    pub(crate) async fn run(mut self) {
+        while let Some(command) = self.commands.recv().await {
+            match command {
+                Command::UserMessage { text } => {
+                    self.pending.push(text);
+                    if self.run_turn().await.is_break() {
+                        break;
+                    }
+                }
+                Command::Interrupt => {} // nothing is running
+                Command::Shutdown => break,
+            }
+        }
+        tracing::info!("agent stopped");
+    }
+
+    async fn run_turn(&mut self) -> std::ops::ControlFlow<()> {
+        let mut step = 0;
+        let outcome = loop {
+            self.deliver_pending().await;
+            step += 1;
+            match self.step(step).await {
+                StepEnd::ToolsRan => continue,
+                // A message typed during the final answer still reaches the model.
+                StepEnd::Finished(_) if !self.pending.is_empty() => continue,
+                StepEnd::Finished(stop_reason) => break TurnOutcome::Finished { stop_reason },
+                StepEnd::Interrupted => break TurnOutcome::Interrupted,
+                StepEnd::Failed(message) => break TurnOutcome::Failed { message },
+                StepEnd::Shutdown => {
+                    self.end_turn(TurnOutcome::Interrupted).await;
+                    return std::ops::ControlFlow::Break(());
+                }
+            }
+        };
+        self.end_turn(outcome).await;
+        std::ops::ControlFlow::Continue(())
+    }
+
+    async fn end_turn(&mut self, outcome: TurnOutcome) {
+        if let Err(problem) = self.conversation.check_pairing() {
+            // A bug, not a user error: log loudly; the request validators in tests catch it.
+            tracing::error!(%problem, "conversation lost call/result pairing");
+        }
+        self.events.emit(Event::TurnEnd { outcome }).await;
+    }
+
+    async fn deliver_pending(&mut self) {
+        for text in std::mem::take(&mut self.pending) {
+            self.conversation.push_user_text(text.clone());
+            self.events.emit(Event::UserMessageDelivered { text }).await;
+        }
+    }
+
+    async fn request(&self) -> ModelRequest {
+        let workspace = self.workspace.clone();
+        let environment =
+            tokio::task::spawn_blocking(move || context::environment_block(&workspace))
+                .await
+                .unwrap_or_else(|error| {
+                    tracing::warn!(%error, "environment block failed");
+                    String::new()
+                });
+        ModelRequest {
+            system: self.system.clone(),
+            tools: self.tool_specs.clone(),
+            messages: self.conversation.messages().to_vec(),
+            volatile_context: Some(environment).filter(|text| !text.is_empty()),
+            max_tokens: self.max_tokens,
+        }
+    }
+
+    async fn step(&mut self, number: u32) -> StepEnd {
+        self.events.emit(Event::StepStarted { step: number }).await;
+        let request = self.request().await;
+        let client = Arc::clone(&self.client);
+        let opened = tokio::select! {
+            opened = client.stream(&request) => opened,
+            end = self.wait_for_cancel() => return end,
+        };
+        let stream = match opened {
+            Ok(stream) => stream,
+            Err(error) => return StepEnd::Failed(describe_failure(&error)),
+        };
+        let mut ctx = self.tool_ctx.clone();
+        ctx.cancel = CancellationToken::new();
+        let mut runs = ToolRuns::new(ctx, self.outputs_dir.clone());
+        let mut draft = AssistantDraft::default();
+        let end = self.drive(stream, &mut draft, &mut runs).await;
+        let end = match end {
+            StepEnd::Interrupted | StepEnd::Shutdown => {
+                self.cancel_runs(&mut runs, CancelReason::UserInterrupt)
+                    .await;
+                end
+            }
+            StepEnd::Failed(_) => {
+                self.cancel_runs(&mut runs, CancelReason::ResponseFailed)
+                    .await;
+                end
+            }
+            StepEnd::ToolsRan | StepEnd::Finished(_) => end,
+        };
+        let results = runs.into_results();
+        let ran_tools = !results.is_empty();
+        self.conversation.push_step(draft.into_blocks(), results);
+        match end {
+            // Some servers report `stop` although they called tools: the calls decide.
+            StepEnd::Finished(_) if ran_tools => StepEnd::ToolsRan,
+            end => end,
+        }
+    }
+
+    /// Reads the stream and tool completions until both are done or the step is cut.
+    async fn drive(
+        &mut self,
+        mut stream: EventStream,
+        draft: &mut AssistantDraft,
+        runs: &mut ToolRuns,
+    ) -> StepEnd {
+        let mut stop_reason: Option<StopReason> = None;
+        loop {
+            if let Some(stop) = &stop_reason
+                && runs.all_done()
+            {
+                return StepEnd::Finished(stop.clone());
+            }
+            tokio::select! {
+                command = self.commands.recv() => {
+                    if let Some(end) = self.on_command_during_step(command) {
+                        return end;
+                    }
+                }
+                item = stream.next(), if stop_reason.is_none() => match item {
+                    Some(Ok(event)) => {
+                        if let Some(stop) = self.on_stream_event(event, draft, runs).await {
+                            stop_reason = Some(stop);
+                        }
+                    }
+                    Some(Err(error)) => return StepEnd::Failed(describe_failure(&error)),
+                    None => {
+                        return StepEnd::Failed(
+                            "the model's response ended without a stop reason".to_string(),
+                        );
+                    }
+                },
+                event = runs.next_finished(), if runs.has_running() => {
+                    self.events.emit(event).await;
+                    self.start_ready(runs).await;
+                }
+            }
+        }
+    }
+
+    /// Handles a command that arrives mid-step; returns how the step ends, if it does.
+    fn on_command_during_step(&mut self, command: Option<Command>) -> Option<StepEnd> {
+        match command {
+            Some(Command::UserMessage { text }) => {
+                self.pending.push(text);
+                None
+            }
+            Some(Command::Interrupt) => Some(StepEnd::Interrupted),
+            Some(Command::Shutdown) | None => Some(StepEnd::Shutdown),
+        }
+    }
+
+    /// Waits for a command that cancels the step, holding user messages for later.
+    async fn wait_for_cancel(&mut self) -> StepEnd {
+        loop {
+            let command = self.commands.recv().await;
+            if let Some(end) = self.on_command_during_step(command) {
+                return end;
+            }
+        }
+    }
+
+    async fn on_stream_event(
+        &mut self,
+        event: StreamEvent,
+        draft: &mut AssistantDraft,
+        runs: &mut ToolRuns,
+    ) -> Option<StopReason> {
+        match event {
+            StreamEvent::TextDelta { text } => {
+                draft.push_text(&text);
+                self.events.emit(Event::TextDelta { text }).await;
+            }
+            StreamEvent::ThinkingDelta { text } => {
+                draft.push_thinking(&text);
+                self.events.emit(Event::ThinkingDelta { text }).await;
+            }
+            StreamEvent::ThinkingSignature { signature } => draft.sign_thinking(signature),
+            StreamEvent::RedactedThinking { data } => draft.push_redacted_thinking(data),
+            StreamEvent::ToolCallStart { id, name } => {
+                self.events
+                    .emit(Event::ToolCallBegin { call_id: id, name })
+                    .await;
+            }
+            StreamEvent::ToolCallArgsDelta { .. } => {}
+            StreamEvent::ToolCallEnd { call } => {
+                let call = draft.push_call(call);
+                self.events
+                    .emit(Event::ToolCallReady {
+                        call_id: call.id.clone(),
+                        name: call.name.clone(),
+                        arguments: call.arguments.clone(),
+                    })
+                    .await;
+                let job = self.tools.prepare(&call.name, &call.arguments);
+                if let Some(answer) = runs.submit(call, job) {
+                    self.events.emit(answer).await;
+                }
+                self.start_ready(runs).await;
+            }
+            StreamEvent::Finished { stop_reason, usage } => {
+                self.record_usage(usage).await;
+                return Some(stop_reason);
+            }
+        }
+        None
+    }
+
+    async fn start_ready(&self, runs: &mut ToolRuns) {
+        for event in runs.start_ready() {
+            self.events.emit(event).await;
+        }
+    }
+
+    async fn cancel_runs(&self, runs: &mut ToolRuns, reason: CancelReason) {
+        for event in runs.cancel(reason, CANCEL_GRACE).await {
+            self.events.emit(event).await;
+        }
+    }
+
+    async fn record_usage(&mut self, call: Usage) {
+        let total = &mut self.session_usage;
+        total.input_tokens += call.input_tokens;
+        total.output_tokens += call.output_tokens;
+        total.cache_read_tokens += call.cache_read_tokens;
+        total.cache_write_tokens += call.cache_write_tokens;
+        let session = *total;
+        self.events.emit(Event::Usage { call, session }).await;
+    }
+}
+
+/// A failure message for the user: what failed, and what to check.
+fn describe_failure(error: &ProviderError) -> String {
+    let hint = match error {
+        ProviderError::Connect { .. } => " Is the server running and the base URL right?",
+        ProviderError::Http {
+            status: 401 | 403, ..
+        } => " Check the API key.",
+        ProviderError::Http { status: 404, .. } => " Check the model name and the base URL.",
+        _ => "",
+    };
+    format!("model call failed: {error}.{hint}")
+}

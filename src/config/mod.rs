@@ -1,0 +1,488 @@
+//! Settings: which model to talk to, how, and where duet keeps its files.
+//!
+//! Owns: the config file format, the precedence CLI flag > environment > config file >
+//! built-in default, and the one-screen explanation shown when nothing is configured.
+//! Does not own: talking to the model (`provider/`) or acting on the settings.
+//! Invariant: resolution is a pure function of (file, environment, flags), so it is
+//! tested without touching the process environment.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::policy::ApprovalMode;
+use crate::provider::{Endpoint, Wire};
+
+/// Output tokens per model call unless configured.
+pub const DEFAULT_MAX_TOKENS: u32 = 16_384;
+const ANTHROPIC_DEFAULT_BASE: &str = "https://api.anthropic.com";
+const OPENAI_DEFAULT_BASE: &str = "https://api.openai.com/v1";
+const ANTHROPIC_DEFAULT_MODEL: &str = "claude-sonnet-4-5";
+const OPENAI_DEFAULT_MODEL: &str = "gpt-5";
+
+/// The config file as written by the user. Every field is optional.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    pub provider: Option<Wire>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    /// Name of the environment variable holding the key, when it is not the standard one.
+    pub api_key_env: Option<String>,
+    pub approval: Option<ApprovalMode>,
+    pub max_tokens: Option<u32>,
+}
+
+/// Settings given on the command line; they win over everything else.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Flags {
+    pub provider: Option<Wire>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub approval: Option<ApprovalMode>,
+}
+
+/// Fully resolved settings for one run.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub endpoint: Endpoint,
+    pub approval: ApprovalMode,
+    pub max_tokens: u32,
+}
+
+/// Where duet reads and writes its own files.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Paths {
+    pub config_file: PathBuf,
+    pub state_dir: PathBuf,
+}
+
+impl Paths {
+    /// The platform directories (`~/.config/duet`, `~/.local/state/duet` on Linux),
+    /// honouring `XDG_CONFIG_HOME` / `XDG_STATE_HOME`.
+    pub fn discover() -> Result<Self, ConfigError> {
+        let dirs = directories::ProjectDirs::from("", "", "duet").ok_or(ConfigError::NoHome)?;
+        let state_dir = dirs
+            .state_dir()
+            .unwrap_or_else(|| dirs.data_local_dir())
+            .to_path_buf();
+        Ok(Self {
+            config_file: dirs.config_dir().join("config.toml"),
+            state_dir,
+        })
+    }
+
+    pub fn log_file(&self) -> PathBuf {
+        self.state_dir.join("logs").join("duet.log")
+    }
+
+    /// Where clipped tool outputs of one session are saved in full.
+    pub fn outputs_dir(&self, session_id: &str) -> PathBuf {
+        self.state_dir.join("outputs").join(session_id)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{}", not_configured_help(.config_file))]
+    NotConfigured { config_file: PathBuf },
+    #[error(
+        "{provider} needs an API key: set {env_var} (or point {base_env} at a server that needs none)"
+    )]
+    MissingKey {
+        provider: Wire,
+        env_var: String,
+        base_env: &'static str,
+    },
+    #[error(
+        "no model chosen for the server at {base_url}: set DUET_MODEL (or `model` in the config \
+         file) to a model it serves"
+    )]
+    MissingModel { base_url: String },
+    #[error("{path}:{line}: {message}")]
+    Invalid {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error("environment variable {name}: {message}")]
+    BadEnv { name: String, message: String },
+    #[error("could not read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("could not find a home directory for duet's config and state files")]
+    NoHome,
+}
+
+/// Reads the config file; a missing file is an empty config.
+pub fn load_file(path: &Path) -> Result<FileConfig, ConfigError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => parse_file(path, &text),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(FileConfig::default()),
+        Err(source) => Err(ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// Parses config text; errors name the file and line.
+pub fn parse_file(path: &Path, text: &str) -> Result<FileConfig, ConfigError> {
+    toml::from_str(text).map_err(|error| {
+        let line = error
+            .span()
+            .map(|span| line_of(text, span.start))
+            .unwrap_or(1);
+        ConfigError::Invalid {
+            path: path.to_path_buf(),
+            line,
+            message: error.message().trim().to_string(),
+        }
+    })
+}
+
+fn line_of(text: &str, byte: usize) -> usize {
+    let end = byte.min(text.len());
+    text.as_bytes()[..end]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// Resolves the settings from the config file, an environment lookup and flags.
+pub fn resolve(
+    file: &FileConfig,
+    env: &dyn Fn(&str) -> Option<String>,
+    flags: &Flags,
+    paths: &Paths,
+) -> Result<Settings, ConfigError> {
+    let env = |name: &str| env(name).filter(|value| !value.trim().is_empty());
+    let wire = match flags
+        .provider
+        .or(parse_env(&env, "DUET_PROVIDER")?)
+        .or(file.provider)
+    {
+        Some(wire) => wire,
+        None => infer_wire(&env).ok_or_else(|| ConfigError::NotConfigured {
+            config_file: paths.config_file.clone(),
+        })?,
+    };
+    let vars = WireVars::of(wire);
+    let custom_base = flags
+        .base_url
+        .clone()
+        .or_else(|| env(vars.base_env))
+        .or_else(|| file.base_url.clone());
+    let key_env = file
+        .api_key_env
+        .clone()
+        .unwrap_or_else(|| vars.key_env.to_string());
+    let api_key = env(&key_env);
+    if api_key.is_none() && custom_base.is_none() {
+        return Err(ConfigError::MissingKey {
+            provider: wire,
+            env_var: key_env,
+            base_env: vars.base_env,
+        });
+    }
+    let model = flags
+        .model
+        .clone()
+        .or_else(|| env("DUET_MODEL"))
+        .or_else(|| file.model.clone());
+    let model = match (model, &custom_base) {
+        (Some(model), _) => model,
+        // A local server serves whatever it was started with; guessing would only fail later.
+        (None, Some(base)) if wire == Wire::OpenAiChat => {
+            return Err(ConfigError::MissingModel {
+                base_url: base.clone(),
+            });
+        }
+        (None, _) => vars.default_model.to_string(),
+    };
+    Ok(Settings {
+        endpoint: Endpoint {
+            wire,
+            base_url: custom_base.unwrap_or_else(|| vars.default_base.to_string()),
+            api_key,
+            model,
+        },
+        approval: flags
+            .approval
+            .or(parse_env(&env, "DUET_APPROVAL")?)
+            .or(file.approval)
+            .unwrap_or_default(),
+        max_tokens: file.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+    })
+}
+
+struct WireVars {
+    key_env: &'static str,
+    base_env: &'static str,
+    default_base: &'static str,
+    default_model: &'static str,
+}
+
+impl WireVars {
+    fn of(wire: Wire) -> Self {
+        match wire {
+            Wire::Anthropic => Self {
+                key_env: "ANTHROPIC_API_KEY",
+                base_env: "ANTHROPIC_BASE_URL",
+                default_base: ANTHROPIC_DEFAULT_BASE,
+                default_model: ANTHROPIC_DEFAULT_MODEL,
+            },
+            Wire::OpenAiChat => Self {
+                key_env: "OPENAI_API_KEY",
+                base_env: "OPENAI_BASE_URL",
+                default_base: OPENAI_DEFAULT_BASE,
+                default_model: OPENAI_DEFAULT_MODEL,
+            },
+        }
+    }
+}
+
+/// With no provider named anywhere, the first wire whose key or base URL is set wins.
+fn infer_wire(env: &dyn Fn(&str) -> Option<String>) -> Option<Wire> {
+    Wire::ALL.into_iter().find(|&wire| {
+        let vars = WireVars::of(wire);
+        env(vars.key_env).is_some() || env(vars.base_env).is_some()
+    })
+}
+
+fn parse_env<T: std::str::FromStr<Err = String>>(
+    env: &dyn Fn(&str) -> Option<String>,
+    name: &str,
+) -> Result<Option<T>, ConfigError> {
+    env(name)
+        .map(|value| value.trim().parse())
+        .transpose()
+        .map_err(|message| ConfigError::BadEnv {
+            name: name.to_string(),
+            message,
+        })
+}
+
+fn not_configured_help(config_file: &Path) -> String {
+    format!(
+        "duet needs a model to talk to, and none is configured. Set one of these and run again:
+
+  Anthropic       export ANTHROPIC_API_KEY=sk-ant-...
+  OpenAI          export OPENAI_API_KEY=sk-...
+  Ollama          export OPENAI_BASE_URL=http://127.0.0.1:11434/v1 DUET_MODEL=qwen2.5-coder
+  llama.cpp/vLLM  export OPENAI_BASE_URL=http://127.0.0.1:8080/v1 DUET_MODEL=<served model>
+
+Optional: DUET_MODEL picks the model (defaults: {ANTHROPIC_DEFAULT_MODEL}, {OPENAI_DEFAULT_MODEL}),
+ANTHROPIC_BASE_URL / OPENAI_BASE_URL point at another server, DUET_PROVIDER=anthropic|openai
+chooses when both are set. The same settings can live in {}:
+
+  provider = \"anthropic\"        # or \"openai\"
+  model = \"{ANTHROPIC_DEFAULT_MODEL}\"
+  # base_url = \"http://127.0.0.1:11434/v1\"
+  # approval = \"auto\"           # or \"read-only\"",
+        config_file.display()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    fn paths() -> Paths {
+        Paths {
+            config_file: PathBuf::from("/home/u/.config/duet/config.toml"),
+            state_dir: PathBuf::from("/home/u/.local/state/duet"),
+        }
+    }
+
+    fn resolve_with(
+        file: &FileConfig,
+        vars: &[(&str, &str)],
+        flags: &Flags,
+    ) -> Result<Settings, ConfigError> {
+        let map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        resolve(file, &|name| map.get(name).cloned(), flags, &paths())
+    }
+
+    #[test]
+    fn nothing_configured_explains_every_option_in_one_screen() {
+        let error = resolve_with(&FileConfig::default(), &[], &Flags::default())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        for needle in [
+            "ANTHROPIC_API_KEY",
+            "OPENAI_API_KEY",
+            "OPENAI_BASE_URL",
+            "DUET_MODEL",
+            "/home/u/.config/duet/config.toml",
+        ] {
+            assert!(error.contains(needle), "missing {needle} in:\n{error}");
+        }
+        assert!(
+            error.lines().count() <= 24,
+            "more than one screen:\n{error}"
+        );
+    }
+
+    #[test]
+    fn anthropic_key_alone_selects_anthropic_with_defaults() {
+        let settings = resolve_with(
+            &FileConfig::default(),
+            &[("ANTHROPIC_API_KEY", "k")],
+            &Flags::default(),
+        )
+        .unwrap();
+        assert_eq!(settings.endpoint.wire, Wire::Anthropic);
+        assert_eq!(settings.endpoint.base_url, ANTHROPIC_DEFAULT_BASE);
+        assert_eq!(settings.endpoint.model, ANTHROPIC_DEFAULT_MODEL);
+        assert_eq!(settings.endpoint.api_key.as_deref(), Some("k"));
+        assert_eq!(settings.approval, ApprovalMode::Auto);
+    }
+
+    #[test]
+    fn local_openai_server_needs_no_key_but_a_model() {
+        let base = [("OPENAI_BASE_URL", "http://127.0.0.1:11434/v1")];
+        let error = resolve_with(&FileConfig::default(), &base, &Flags::default()).err();
+        assert!(
+            matches!(error, Some(ConfigError::MissingModel { .. })),
+            "{error:?}"
+        );
+
+        let vars = [base[0], ("DUET_MODEL", "qwen2.5-coder")];
+        let settings = resolve_with(&FileConfig::default(), &vars, &Flags::default()).unwrap();
+        assert_eq!(settings.endpoint.wire, Wire::OpenAiChat);
+        assert_eq!(settings.endpoint.api_key, None);
+        assert_eq!(settings.endpoint.model, "qwen2.5-coder");
+    }
+
+    #[test]
+    fn hosted_provider_without_key_names_the_variable() {
+        let file = FileConfig {
+            provider: Some(Wire::OpenAiChat),
+            ..FileConfig::default()
+        };
+        let error = resolve_with(&file, &[], &Flags::default())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(error.contains("OPENAI_API_KEY"), "{error}");
+    }
+
+    #[test]
+    fn flags_beat_environment_beat_file() {
+        let file = FileConfig {
+            provider: Some(Wire::OpenAiChat),
+            model: Some("from-file".into()),
+            approval: Some(ApprovalMode::ReadOnly),
+            max_tokens: Some(1000),
+            ..FileConfig::default()
+        };
+        let vars = [
+            ("ANTHROPIC_API_KEY", "a"),
+            ("OPENAI_API_KEY", "o"),
+            ("DUET_MODEL", "from-env"),
+        ];
+        let settings = resolve_with(&file, &vars, &Flags::default()).unwrap();
+        assert_eq!(settings.endpoint.wire, Wire::OpenAiChat);
+        assert_eq!(settings.endpoint.model, "from-env");
+        assert_eq!(settings.approval, ApprovalMode::ReadOnly);
+        assert_eq!(settings.max_tokens, 1000);
+
+        let flags = Flags {
+            provider: Some(Wire::Anthropic),
+            model: Some("from-flag".into()),
+            base_url: Some("http://127.0.0.1:9".into()),
+            approval: Some(ApprovalMode::Auto),
+        };
+        let settings = resolve_with(&file, &vars, &flags).unwrap();
+        assert_eq!(settings.endpoint.wire, Wire::Anthropic);
+        assert_eq!(settings.endpoint.model, "from-flag");
+        assert_eq!(settings.endpoint.base_url, "http://127.0.0.1:9");
+        assert_eq!(settings.endpoint.api_key.as_deref(), Some("a"));
+        assert_eq!(settings.approval, ApprovalMode::Auto);
+    }
+
+    #[test]
+    fn custom_key_variable_is_honoured() {
+        let file = FileConfig {
+            provider: Some(Wire::Anthropic),
+            api_key_env: Some("WORK_CLAUDE_KEY".into()),
+            ..FileConfig::default()
+        };
+        let settings = resolve_with(&file, &[("WORK_CLAUDE_KEY", "w")], &Flags::default()).unwrap();
+        assert_eq!(settings.endpoint.api_key.as_deref(), Some("w"));
+    }
+
+    #[test]
+    fn bad_environment_values_are_named() {
+        let vars = [("ANTHROPIC_API_KEY", "a"), ("DUET_APPROVAL", "yolo")];
+        let error = resolve_with(&FileConfig::default(), &vars, &Flags::default())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(error.contains("DUET_APPROVAL"), "{error}");
+        assert!(error.contains("read-only"), "{error}");
+    }
+
+    #[test]
+    fn file_errors_carry_line_numbers_and_valid_choices() {
+        let path = Path::new("/c/config.toml");
+        let text = "model = \"m\"\n\nprovider = \"gemini\"\n";
+        let error = parse_file(path, text)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(error.starts_with("/c/config.toml:3:"), "{error}");
+        assert!(error.contains("anthropic"), "{error}");
+
+        let error = parse_file(path, "modle = \"m\"\n")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(error.starts_with("/c/config.toml:1:"), "{error}");
+        assert!(error.contains("modle"), "{error}");
+    }
+
+    #[test]
+    fn a_full_file_parses() {
+        let text = r#"
+provider = "openai"
+model = "llama3"
+base_url = "http://127.0.0.1:8080/v1"
+approval = "read-only"
+max_tokens = 4096
+"#;
+        let file = parse_file(Path::new("c.toml"), text).unwrap();
+        assert_eq!(
+            file,
+            FileConfig {
+                provider: Some(Wire::OpenAiChat),
+                model: Some("llama3".into()),
+                base_url: Some("http://127.0.0.1:8080/v1".into()),
+                api_key_env: None,
+                approval: Some(ApprovalMode::ReadOnly),
+                max_tokens: Some(4096),
+            }
+        );
+    }
+
+    #[test]
+    fn missing_file_is_empty_config() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            load_file(&dir.path().join("none.toml")).unwrap(),
+            FileConfig::default()
+        );
+    }
+}

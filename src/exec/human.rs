@@ -1,0 +1,277 @@
+use std::io::Write;
+
+use super::Printer;
+use crate::agent::{Event, TurnOutcome};
+use crate::provider::Usage;
+
+/// Longest argument preview on a tool line.
+const ARGS_PREVIEW_CHARS: usize = 160;
+/// Lines of an error result shown under its tool line.
+const ERROR_PREVIEW_LINES: usize = 4;
+
+#[derive(Clone, Copy)]
+enum Style {
+    Dim,
+    Green,
+    Red,
+    Cyan,
+}
+
+impl Style {
+    fn code(self) -> &'static str {
+        match self {
+            Style::Dim => "\x1b[2m",
+            Style::Green => "\x1b[32m",
+            Style::Red => "\x1b[31m",
+            Style::Cyan => "\x1b[36m",
+        }
+    }
+}
+
+/// A transcript for people: streamed text as it comes, one line per tool call with its
+/// result under it, edits as diffs.
+pub(super) struct HumanPrinter {
+    color: bool,
+    at_line_start: bool,
+    in_thinking: bool,
+    usage: Usage,
+}
+
+impl HumanPrinter {
+    pub(super) fn new(color: bool) -> Self {
+        Self {
+            color,
+            at_line_start: true,
+            in_thinking: false,
+            usage: Usage::default(),
+        }
+    }
+
+    fn paint(&self, style: Style, text: &str) -> String {
+        if self.color {
+            format!("{}{text}\x1b[0m", style.code())
+        } else {
+            text.to_string()
+        }
+    }
+
+    /// Writes streamed text, remembering whether the cursor is at a line start.
+    fn stream(&mut self, out: &mut dyn Write, text: &str) -> std::io::Result<()> {
+        if let Some(last) = text.chars().last() {
+            self.at_line_start = last == '\n';
+        }
+        out.write_all(text.as_bytes())
+    }
+
+    /// Starts a line of its own, ending any streamed text first.
+    fn line(&mut self, out: &mut dyn Write, text: &str) -> std::io::Result<()> {
+        if !self.at_line_start {
+            out.write_all(b"\n")?;
+        }
+        self.in_thinking = false;
+        self.at_line_start = true;
+        writeln!(out, "{text}")
+    }
+
+    fn diff(&mut self, out: &mut dyn Write, diff: &str) -> std::io::Result<()> {
+        for line in diff.lines() {
+            let style = match line.chars().next() {
+                Some('+') if !line.starts_with("+++") => Some(Style::Green),
+                Some('-') if !line.starts_with("---") => Some(Style::Red),
+                Some('@') => Some(Style::Cyan),
+                _ => None,
+            };
+            let text = match style {
+                Some(style) => self.paint(style, line),
+                None => line.to_string(),
+            };
+            self.line(out, &format!("    {text}"))?;
+        }
+        Ok(())
+    }
+}
+
+impl Printer for HumanPrinter {
+    fn print(&mut self, event: &Event, out: &mut dyn Write) -> std::io::Result<()> {
+        match event {
+            Event::SessionStarted {
+                model,
+                workspace,
+                instructions,
+            } => {
+                let header = self.paint(Style::Dim, &format!("duet · {model} · {workspace}"));
+                self.line(out, &header)?;
+                if !instructions.is_empty() {
+                    let list = self.paint(
+                        Style::Dim,
+                        &format!("instructions: {}", instructions.join(", ")),
+                    );
+                    self.line(out, &list)?;
+                }
+            }
+            Event::UserMessageDelivered { text } => {
+                let mut lines = text.lines();
+                let first = lines.next().unwrap_or_default();
+                self.line(out, &format!("› {first}"))?;
+                for rest in lines {
+                    self.line(out, &format!("  {rest}"))?;
+                }
+            }
+            Event::TextDelta { text } => {
+                if self.in_thinking {
+                    self.line(out, "")?;
+                }
+                self.stream(out, text)?;
+            }
+            Event::ThinkingDelta { text } => {
+                if !self.in_thinking {
+                    let label = self.paint(Style::Dim, "thinking:");
+                    self.line(out, &label)?;
+                    self.in_thinking = true;
+                }
+                let text = self.paint(Style::Dim, text);
+                self.stream(out, &text)?;
+            }
+            Event::ToolCallReady {
+                name, arguments, ..
+            } => {
+                let call = format!("→ {name} {}", preview(arguments));
+                let call = self.paint(Style::Cyan, &call);
+                self.line(out, &call)?;
+            }
+            Event::ToolRunEnd {
+                is_error: false,
+                summary,
+                ..
+            } => {
+                let mark = self.paint(Style::Green, "✓");
+                self.line(out, &format!("  {mark} {summary}"))?;
+            }
+            Event::ToolRunEnd {
+                is_error: true,
+                output,
+                ..
+            } => {
+                let mark = self.paint(Style::Red, "✗");
+                for (index, text) in output.lines().take(ERROR_PREVIEW_LINES).enumerate() {
+                    let lead = if index == 0 { &mark } else { " " };
+                    self.line(out, &format!("  {lead} {text}"))?;
+                }
+            }
+            Event::EditProposed { diff, .. } => self.diff(out, diff)?,
+            Event::Usage { session, .. } => self.usage = *session,
+            Event::TurnEnd { outcome } => {
+                let text = match outcome {
+                    TurnOutcome::Finished { .. } => self.paint(
+                        Style::Dim,
+                        &format!(
+                            "— done ({} tokens in, {} out)",
+                            self.usage.input_tokens, self.usage.output_tokens
+                        ),
+                    ),
+                    TurnOutcome::Interrupted => self.paint(Style::Dim, "— interrupted"),
+                    TurnOutcome::Failed { message } => {
+                        self.paint(Style::Red, &format!("error: {message}"))
+                    }
+                };
+                self.line(out, &text)?;
+            }
+            Event::StepStarted { .. }
+            | Event::ToolCallBegin { .. }
+            | Event::ToolRunBegin { .. } => {}
+        }
+        Ok(())
+    }
+}
+
+/// The arguments on one line, shortened.
+fn preview(arguments: &str) -> String {
+    let flat: String = arguments.split_whitespace().collect::<Vec<_>>().join(" ");
+    match flat.char_indices().nth(ARGS_PREVIEW_CHARS) {
+        Some((cut, _)) => format!("{}…", &flat[..cut]),
+        None => flat,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+    use crate::provider::StopReason;
+
+    fn render(events: &[Event]) -> String {
+        let mut printer = HumanPrinter::new(false);
+        let mut out = Vec::new();
+        for event in events {
+            printer.print(event, &mut out).unwrap();
+        }
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn transcript_reads_like_a_conversation() {
+        let text = render(&[
+            Event::UserMessageDelivered {
+                text: "fix it".into(),
+            },
+            Event::TextDelta {
+                text: "Reading ".into(),
+            },
+            Event::TextDelta {
+                text: "the file.".into(),
+            },
+            Event::ToolCallReady {
+                call_id: "c1".into(),
+                name: "read".into(),
+                arguments: "{\"path\":\n \"a.txt\"}".into(),
+            },
+            Event::ToolRunEnd {
+                call_id: "c1".into(),
+                is_error: false,
+                summary: "read 3 lines of a.txt".into(),
+                output: "...".into(),
+            },
+            Event::ToolRunEnd {
+                call_id: "c2".into(),
+                is_error: true,
+                summary: "nope".into(),
+                output: "no such file\nsecond line".into(),
+            },
+            Event::EditProposed {
+                call_id: "c3".into(),
+                path: "a.txt".into(),
+                diff: "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-x\n+y\n".into(),
+            },
+            Event::TurnEnd {
+                outcome: TurnOutcome::Finished {
+                    stop_reason: StopReason::EndTurn,
+                },
+            },
+        ]);
+        assert_eq!(
+            text,
+            "› fix it\nReading the file.\n→ read {\"path\": \"a.txt\"}\n  ✓ read 3 lines of a.txt\n  \
+             ✗ no such file\n    second line\n    --- a/a.txt\n    +++ b/a.txt\n    @@ -1 +1 @@\n    -x\n    \
+             +y\n— done (0 tokens in, 0 out)\n"
+        );
+    }
+
+    #[test]
+    fn no_escape_codes_without_color() {
+        let text = render(&[Event::TurnEnd {
+            outcome: TurnOutcome::Failed {
+                message: "boom".into(),
+            },
+        }]);
+        assert_eq!(text, "error: boom\n");
+    }
+
+    #[test]
+    fn long_arguments_are_shortened() {
+        let long = format!("{{\"content\": \"{}\"}}", "x".repeat(500));
+        let shown = preview(&long);
+        assert!(shown.chars().count() <= ARGS_PREVIEW_CHARS + 1);
+        assert!(shown.ends_with('…'));
+    }
+}

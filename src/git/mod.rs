@@ -1,0 +1,246 @@
+//! Read-only views of the git repository around the workspace.
+//!
+//! Owns: finding the repository root and summarizing its state (branch, recent commits,
+//! staged / unstaged / untracked files) for the model's environment block.
+//! Does not own: checkpoints, branches or commits made by duet (later issues).
+//! Invariant: nothing here writes to the repository, its index or its config.
+
+use std::path::{Path, PathBuf};
+
+use git2::{Repository, Status, StatusOptions};
+
+/// How many paths of each kind the summary names before it only counts.
+const LISTED_PATHS: usize = 10;
+
+/// The state of a repository at one moment.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RepoSummary {
+    /// The checked-out branch; `None` on a detached HEAD or an unborn branch with no name.
+    pub branch: Option<String>,
+    /// Most recent first: (short id, first line of the message).
+    pub recent_commits: Vec<(String, String)>,
+    pub staged: Vec<String>,
+    pub unstaged: Vec<String>,
+    pub untracked: Vec<String>,
+}
+
+/// The working-tree root of the repository containing `path`, if any.
+pub fn repo_root(path: &Path) -> Option<PathBuf> {
+    let repo = Repository::discover(path).ok()?;
+    repo.workdir().map(Path::to_path_buf)
+}
+
+/// Summarizes the repository containing `path`; `Ok(None)` when there is none.
+pub fn summarize(path: &Path, commits: usize) -> Result<Option<RepoSummary>, git2::Error> {
+    let repo = match Repository::discover(path) {
+        Ok(repo) => repo,
+        Err(error) if error.code() == git2::ErrorCode::NotFound => return Ok(None),
+        Err(error) => return Err(error),
+    };
+    let mut summary = RepoSummary {
+        branch: branch_name(&repo),
+        recent_commits: recent_commits(&repo, commits)?,
+        ..RepoSummary::default()
+    };
+    if repo.is_bare() {
+        return Ok(Some(summary));
+    }
+    let mut options = StatusOptions::new();
+    options
+        .include_untracked(true)
+        .recurse_untracked_dirs(false)
+        .include_ignored(false);
+    for entry in repo.statuses(Some(&mut options))?.iter() {
+        // Non-UTF-8 paths cannot be named to the model; they are rare enough to skip.
+        let Ok(path) = entry.path() else { continue };
+        let status = entry.status();
+        if status.intersects(
+            Status::INDEX_NEW
+                | Status::INDEX_MODIFIED
+                | Status::INDEX_DELETED
+                | Status::INDEX_RENAMED
+                | Status::INDEX_TYPECHANGE,
+        ) {
+            summary.staged.push(path.to_string());
+        }
+        if status.intersects(
+            Status::WT_MODIFIED | Status::WT_DELETED | Status::WT_RENAMED | Status::WT_TYPECHANGE,
+        ) {
+            summary.unstaged.push(path.to_string());
+        }
+        if status.contains(Status::WT_NEW) {
+            summary.untracked.push(path.to_string());
+        }
+    }
+    Ok(Some(summary))
+}
+
+fn branch_name(repo: &Repository) -> Option<String> {
+    match repo.head() {
+        Ok(head) if head.is_branch() => head.shorthand().ok().map(str::to_string),
+        Ok(_) => None,
+        // An unborn branch has no commit yet, but HEAD still names it.
+        Err(_) => repo
+            .find_reference("HEAD")
+            .ok()
+            .and_then(|head| head.symbolic_target().ok().flatten().map(str::to_string))
+            .map(|target| target.trim_start_matches("refs/heads/").to_string()),
+    }
+}
+
+fn recent_commits(repo: &Repository, limit: usize) -> Result<Vec<(String, String)>, git2::Error> {
+    let mut walk = repo.revwalk()?;
+    if walk.push_head().is_err() {
+        return Ok(Vec::new()); // no commits yet
+    }
+    let mut commits = Vec::new();
+    for oid in walk.take(limit) {
+        let commit = repo.find_commit(oid?)?;
+        let id = commit.as_object().short_id()?;
+        commits.push((
+            id.as_str().unwrap_or_default().to_string(),
+            commit
+                .summary()
+                .ok()
+                .flatten()
+                .unwrap_or_default()
+                .to_string(),
+        ));
+    }
+    Ok(commits)
+}
+
+impl RepoSummary {
+    /// Renders the summary as lines for the model.
+    pub fn render(&self) -> String {
+        let mut out = format!(
+            "git branch: {}\n",
+            self.branch.as_deref().unwrap_or("(detached HEAD)")
+        );
+        if self.recent_commits.is_empty() {
+            out.push_str("recent commits: none yet\n");
+        } else {
+            out.push_str("recent commits:\n");
+            for (id, summary) in &self.recent_commits {
+                out.push_str(&format!("  {id} {summary}\n"));
+            }
+        }
+        for (label, paths) in [
+            ("staged", &self.staged),
+            ("unstaged", &self.unstaged),
+            ("untracked", &self.untracked),
+        ] {
+            out.push_str(&format!("{label}: {}\n", describe_paths(paths)));
+        }
+        out
+    }
+}
+
+fn describe_paths(paths: &[String]) -> String {
+    if paths.is_empty() {
+        return "none".to_string();
+    }
+    let listed = paths[..paths.len().min(LISTED_PATHS)].join(", ");
+    match paths.len().checked_sub(LISTED_PATHS) {
+        Some(more) if more > 0 => format!("{} files: {listed}, and {more} more", paths.len()),
+        _ => format!("{} files: {listed}", paths.len()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    fn commit_all(repo: &Repository, message: &str) {
+        let mut index = repo.index().unwrap();
+        index
+            .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+            .unwrap();
+        index.write().unwrap();
+        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let signature = git2::Signature::now("t", "t@example.com").unwrap();
+        let parents: Vec<_> = repo
+            .head()
+            .ok()
+            .and_then(|h| h.peel_to_commit().ok())
+            .into_iter()
+            .collect();
+        let parents: Vec<_> = parents.iter().collect();
+        repo.commit(
+            Some("HEAD"),
+            &signature,
+            &signature,
+            message,
+            &tree,
+            &parents,
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn outside_a_repository_there_is_no_summary() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(summarize(dir.path(), 5).unwrap(), None);
+        assert_eq!(repo_root(dir.path()), None);
+    }
+
+    #[test]
+    fn summary_names_branch_commits_and_each_kind_of_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init(dir.path()).unwrap();
+        std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
+        std::fs::write(dir.path().join("b.txt"), "one\n").unwrap();
+        commit_all(&repo, "first commit");
+        commit_all(&repo, "second commit\n\nbody text");
+
+        std::fs::write(dir.path().join("a.txt"), "changed\n").unwrap();
+        std::fs::write(dir.path().join("b.txt"), "staged\n").unwrap();
+        let mut index = repo.index().unwrap();
+        index.add_path(Path::new("b.txt")).unwrap();
+        index.write().unwrap();
+        std::fs::write(dir.path().join("new.txt"), "new\n").unwrap();
+
+        let summary = summarize(dir.path(), 5).unwrap().unwrap();
+        let head = repo.head().unwrap().shorthand().unwrap().to_string();
+        assert_eq!(summary.branch.as_deref(), Some(head.as_str()));
+        let messages: Vec<_> = summary
+            .recent_commits
+            .iter()
+            .map(|(_, m)| m.as_str())
+            .collect();
+        assert_eq!(messages, ["second commit", "first commit"]);
+        assert_eq!(summary.staged, ["b.txt"]);
+        assert_eq!(summary.unstaged, ["a.txt"]);
+        assert_eq!(summary.untracked, ["new.txt"]);
+
+        let rendered = summary.render();
+        assert!(
+            rendered.contains(&format!("git branch: {head}")),
+            "{rendered}"
+        );
+        assert!(rendered.contains("staged: 1 files: b.txt"), "{rendered}");
+        assert!(
+            rendered.contains("untracked: 1 files: new.txt"),
+            "{rendered}"
+        );
+    }
+
+    #[test]
+    fn fresh_repository_has_a_branch_and_no_commits() {
+        let dir = tempfile::tempdir().unwrap();
+        Repository::init(dir.path()).unwrap();
+        let summary = summarize(dir.path(), 5).unwrap().unwrap();
+        assert!(summary.branch.is_some());
+        assert!(summary.render().contains("recent commits: none yet"));
+    }
+
+    #[test]
+    fn long_path_lists_are_counted_not_dumped() {
+        let paths: Vec<String> = (0..14).map(|i| format!("f{i}")).collect();
+        let text = describe_paths(&paths);
+        assert!(text.starts_with("14 files: f0, f1"), "{text}");
+        assert!(text.ends_with("and 4 more"), "{text}");
+    }
+}

@@ -1,0 +1,242 @@
+//! Drives duet's agent in-process against the scripted server, and builds the temporary
+//! repositories the tests work in.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use duet::agent::{self, AgentHandle, AgentSetup, Command, Event, TurnOutcome};
+use duet::policy::ApprovalMode;
+use duet::provider::{self, Endpoint, Wire};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::common::scripted_server::{RecordedRequest, ScriptedServer};
+
+/// Longest a test waits for an expected event before failing.
+const EVENT_WAIT: Duration = Duration::from_secs(20);
+
+/// A temporary git repository with a first commit.
+pub struct TestRepo {
+    dir: tempfile::TempDir,
+}
+
+impl TestRepo {
+    /// A repository holding `files` (path, content), all committed.
+    pub fn with_files(files: &[(&str, &str)]) -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let repo = git2::Repository::init(dir.path()).expect("git init");
+        for (path, content) in files {
+            let full = dir.path().join(path);
+            if let Some(parent) = full.parent() {
+                std::fs::create_dir_all(parent).expect("mkdir");
+            }
+            std::fs::write(&full, content).expect("write fixture");
+        }
+        let mut index = repo.index().expect("index");
+        index
+            .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+            .expect("git add");
+        index.write().expect("index write");
+        let tree = repo
+            .find_tree(index.write_tree().expect("write tree"))
+            .expect("tree");
+        let signature = git2::Signature::now("Test", "test@example.com").expect("signature");
+        repo.commit(
+            Some("HEAD"),
+            &signature,
+            &signature,
+            "initial commit",
+            &tree,
+            &[],
+        )
+        .expect("commit");
+        Self { dir }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn read(&self, path: &str) -> String {
+        std::fs::read_to_string(self.dir.path().join(path)).expect("read repo file")
+    }
+}
+
+/// An agent talking to a scripted server, with the events it has reported so far.
+pub struct TestAgent {
+    pub handle: AgentHandle,
+    events: mpsc::Receiver<Event>,
+    pub seen: Vec<Event>,
+    _outputs: tempfile::TempDir,
+}
+
+impl TestAgent {
+    /// Starts the agent in `workspace`, pointed at `server` over `wire`.
+    pub fn start(server: &ScriptedServer, wire: Wire, workspace: &Path, approval: ApprovalMode) -> Self {
+        let client = provider::connect(Endpoint {
+            wire,
+            base_url: server.base_url(wire),
+            api_key: Some("test-key".into()),
+            model: "scripted-model".into(),
+        })
+        .expect("client");
+        let outputs = tempfile::tempdir().expect("outputs dir");
+        let (handle, events) = agent::spawn(AgentSetup {
+            client,
+            workspace: workspace.to_path_buf(),
+            approval,
+            max_tokens: 4096,
+            outputs_dir: outputs.path().to_path_buf(),
+        })
+        .expect("agent");
+        Self {
+            handle,
+            events,
+            seen: Vec::new(),
+            _outputs: outputs,
+        }
+    }
+
+    pub fn send(&self, text: &str) {
+        self.handle
+            .send(Command::UserMessage { text: text.into() })
+            .expect("agent alive");
+    }
+
+    pub fn interrupt(&self) {
+        self.handle.send(Command::Interrupt).expect("agent alive");
+    }
+
+    /// Waits for the first event (from now on) that matches, and returns it.
+    pub async fn wait_for(&mut self, what: &str, matches: impl Fn(&Event) -> bool) -> Event {
+        let deadline = tokio::time::Instant::now() + EVENT_WAIT;
+        loop {
+            let next = tokio::time::timeout_at(deadline, self.events.recv()).await;
+            match next {
+                Ok(Some(event)) => {
+                    self.seen.push(event.clone());
+                    if matches(&event) {
+                        return event;
+                    }
+                }
+                Ok(None) => panic!("agent stopped while waiting for {what}; saw {:#?}", self.seen),
+                Err(_) => panic!("timed out waiting for {what}; saw {:#?}", self.seen),
+            }
+        }
+    }
+
+    /// Waits for the end of the current turn and returns its outcome.
+    pub async fn turn_end(&mut self) -> TurnOutcome {
+        match self
+            .wait_for("the end of the turn", |e| matches!(e, Event::TurnEnd { .. }))
+            .await
+        {
+            Event::TurnEnd { outcome } => outcome,
+            _ => unreachable!("wait_for returned a non-matching event"),
+        }
+    }
+
+    /// Position of the first seen event that matches, for ordering assertions.
+    pub fn position(&self, what: &str, matches: impl Fn(&Event) -> bool) -> usize {
+        self.seen
+            .iter()
+            .position(matches)
+            .unwrap_or_else(|| panic!("never saw {what}; saw {:#?}", self.seen))
+    }
+
+    /// Text the model streamed, concatenated.
+    pub fn streamed_text(&self) -> String {
+        self.seen
+            .iter()
+            .filter_map(|event| match event {
+                Event::TextDelta { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// A tool result as the server received it, whatever the wire.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SentResult {
+    pub call_id: String,
+    pub content: String,
+    pub is_error: bool,
+}
+
+/// The tool results carried by a recorded request, in order.
+pub fn tool_results(request: &RecordedRequest) -> Vec<SentResult> {
+    let messages = request.body["messages"].as_array().cloned().unwrap_or_default();
+    match request.wire {
+        Wire::Anthropic => messages
+            .iter()
+            .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+            .filter(|block| block["type"] == "tool_result")
+            .map(|block| SentResult {
+                call_id: text_of(&block["tool_use_id"]),
+                content: anthropic_result_text(&block["content"]),
+                is_error: block["is_error"] == Value::Bool(true),
+            })
+            .collect(),
+        Wire::OpenAiChat => messages
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| {
+                let content = text_of(&m["content"]);
+                SentResult {
+                    call_id: text_of(&m["tool_call_id"]),
+                    is_error: content.starts_with("Error: "),
+                    content,
+                }
+            })
+            .collect(),
+    }
+}
+
+fn anthropic_result_text(content: &Value) -> String {
+    match content {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => blocks.iter().map(|b| text_of(&b["text"])).collect(),
+        _ => String::new(),
+    }
+}
+
+fn text_of(value: &Value) -> String {
+    value.as_str().unwrap_or_default().to_string()
+}
+
+/// Every piece of text a request carries (system, messages, tool results), joined, for
+/// "the request mentions X" assertions.
+pub fn all_text(request: &RecordedRequest) -> String {
+    let mut out = String::new();
+    collect_strings(&request.body, &mut out);
+    out
+}
+
+fn collect_strings(value: &Value, out: &mut String) {
+    match value {
+        Value::String(text) => {
+            out.push_str(text);
+            out.push('\n');
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_strings(v, out)),
+        Value::Object(map) => map.values().for_each(|v| collect_strings(v, out)),
+        _ => {}
+    }
+}
+
+/// The text of the last user-side message of a request (where steering and the
+/// environment block land).
+pub fn last_user_text(request: &RecordedRequest) -> String {
+    let messages = request.body["messages"].as_array().cloned().unwrap_or_default();
+    let mut out = String::new();
+    if let Some(last) = messages.iter().rev().find(|m| m["role"] == "user") {
+        collect_strings(&last["content"], &mut out);
+    }
+    out
+}
+
+/// Path of the built `duet` binary.
+pub fn duet_binary() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_duet"))
+}

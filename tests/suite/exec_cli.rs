@@ -1,0 +1,179 @@
+//! `duet exec` as a real process: configuration from the environment, a scripted task
+//! that edits a real file in a temporary git repository, the JSON event stream, and the
+//! exit statuses for success, misconfiguration and an unreachable server.
+
+use std::path::Path;
+use std::process::Output;
+
+use duet::provider::Wire;
+use pretty_assertions::assert_eq;
+
+use crate::common::harness::{TestRepo, duet_binary, tool_results};
+use crate::common::script::Script;
+use crate::common::scripted_server::ScriptedServer;
+
+const CALC: &str = "def add(a, b):\n    return a + b\n";
+const CALC_WITH_SUB: &str =
+    "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n";
+
+/// Runs the binary in `cwd` with a clean environment: only what duet is given here, and
+/// a private HOME/XDG tree so the user's real config never leaks into a test.
+async fn run_duet(cwd: &Path, home: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
+    let mut command = tokio::process::Command::new(duet_binary());
+    command
+        .args(args)
+        .current_dir(cwd)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_STATE_HOME", home.join("state"))
+        .env("XDG_DATA_HOME", home.join("data"));
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.kill_on_drop(true).output().await.expect("run duet")
+}
+
+fn wire_env(server: &ScriptedServer, wire: Wire) -> Vec<(&'static str, String)> {
+    match wire {
+        Wire::Anthropic => vec![
+            ("ANTHROPIC_BASE_URL", server.base_url(wire)),
+            ("ANTHROPIC_API_KEY", "test-key".into()),
+        ],
+        Wire::OpenAiChat => vec![
+            ("OPENAI_BASE_URL", server.base_url(wire)),
+            ("OPENAI_API_KEY", "test-key".into()),
+            ("DUET_MODEL", "scripted-model".into()),
+        ],
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+async fn exec_edits_a_real_file(wire: Wire) {
+    let server = ScriptedServer::start(Script::load("edit_calc")).await;
+    let repo = TestRepo::with_files(&[("calc.py", CALC)]);
+    let home = tempfile::tempdir().unwrap();
+    let env = wire_env(&server, wire);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+
+    let output = run_duet(repo.path(), home.path(), &env, &["exec", "add sub(a, b) to calc.py"]).await;
+    let stdout = text(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "stdout:\n{stdout}\nstderr:\n{}",
+        text(&output.stderr)
+    );
+    assert_eq!(repo.read("calc.py"), CALC_WITH_SUB);
+
+    // A readable transcript without escape codes, since stdout is not a terminal.
+    assert!(!stdout.contains('\x1b'), "{stdout}");
+    for needle in [
+        "› add sub(a, b) to calc.py",
+        "I'll read calc.py first.",
+        "→ read",
+        "→ edit",
+        "+def sub(a, b):",
+        "Added sub(a, b) to calc.py.",
+        "— done",
+    ] {
+        assert!(stdout.contains(needle), "missing {needle:?} in:\n{stdout}");
+    }
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let edit_result = &tool_results(&requests[2])[0];
+    assert!(!edit_result.is_error, "{edit_result:?}");
+    assert!(edit_result.content.contains("def sub(a, b):"), "{}", edit_result.content);
+    server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn exec_edits_a_real_file_over_anthropic() {
+    exec_edits_a_real_file(Wire::Anthropic).await;
+}
+
+#[tokio::test]
+async fn exec_edits_a_real_file_over_openai() {
+    exec_edits_a_real_file(Wire::OpenAiChat).await;
+}
+
+#[tokio::test]
+async fn exec_json_prints_one_event_per_line() {
+    let server = ScriptedServer::start(Script::load("read_round_trip")).await;
+    let repo = TestRepo::with_files(&[("notes.txt", "hello\n")]);
+    let home = tempfile::tempdir().unwrap();
+    let env = wire_env(&server, Wire::Anthropic);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+
+    let output = run_duet(repo.path(), home.path(), &env, &["exec", "--json", "read the notes"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let events: Vec<serde_json::Value> = text(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect();
+    let kinds: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
+    assert_eq!(kinds.first(), Some(&"session_started"));
+    assert_eq!(kinds.last(), Some(&"turn_end"));
+    for kind in ["text_delta", "tool_call_begin", "tool_call_ready", "tool_run_begin", "tool_run_end", "usage"] {
+        assert!(kinds.contains(&kind), "no {kind} in {kinds:?}");
+    }
+    let end = events.last().unwrap();
+    assert_eq!(end["outcome"]["kind"], "finished");
+    assert_eq!(end["outcome"]["stop_reason"], "end_turn");
+    server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn exec_without_configuration_says_what_to_set() {
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let home = tempfile::tempdir().unwrap();
+    let output = run_duet(repo.path(), home.path(), &[], &["exec", "anything"]).await;
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    for needle in ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "DUET_MODEL", "config.toml"] {
+        assert!(stderr.contains(needle), "missing {needle} in:\n{stderr}");
+    }
+    assert!(output.stdout.is_empty());
+}
+
+#[tokio::test]
+async fn exec_with_a_bad_config_file_names_file_and_line() {
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let home = tempfile::tempdir().unwrap();
+    let config_dir = home.path().join("config").join("duet");
+    std::fs::create_dir_all(&config_dir).unwrap();
+    std::fs::write(config_dir.join("config.toml"), "model = \"x\"\nprovider = \"gemini\"\n").unwrap();
+    let output = run_duet(repo.path(), home.path(), &[], &["exec", "anything"]).await;
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("config.toml:2:"), "{stderr}");
+    assert!(stderr.contains("gemini"), "{stderr}");
+}
+
+#[tokio::test]
+async fn exec_against_a_dead_server_fails_clearly() {
+    // Bind and drop a listener to find a port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let home = tempfile::tempdir().unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    let output = run_duet(
+        repo.path(),
+        home.path(),
+        &[("ANTHROPIC_BASE_URL", &base), ("ANTHROPIC_API_KEY", "k")],
+        &["exec", "anything"],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(1));
+    let stdout = text(&output.stdout);
+    assert!(stdout.contains("error: model call failed"), "{stdout}");
+    assert!(stdout.contains(&base), "{stdout}");
+}
