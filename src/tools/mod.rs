@@ -9,10 +9,14 @@
 //! nothing outside the workspace root is read or written.
 
 mod edit;
+mod files;
 mod glob;
 mod grep;
 mod ledger;
 mod read;
+#[cfg(test)]
+pub(crate) mod test_support;
+mod text;
 pub mod truncate;
 mod workspace;
 mod write;
@@ -27,7 +31,7 @@ use tokio_util::sync::CancellationToken;
 use crate::policy::Approver;
 use crate::provider::ToolSpec;
 
-pub use ledger::ReadLedger;
+pub use ledger::{FileStamp, ReadLedger};
 pub use workspace::{PathError, Workspace};
 
 /// Whether a tool may run beside other calls of the same batch.
@@ -138,7 +142,11 @@ impl Registry {
 
     /// Checks a streamed call before it is scheduled: the tool must exist and the
     /// arguments must be a JSON object. Schema-level checks happen in [`Tool::run`].
-    pub fn prepare(&self, name: &str, arguments: &str) -> Result<(Arc<dyn Tool>, Value), ToolError> {
+    pub fn prepare(
+        &self,
+        name: &str,
+        arguments: &str,
+    ) -> Result<(Arc<dyn Tool>, Value), ToolError> {
         let tool = self.get(name).ok_or_else(|| {
             let known: Vec<_> = self.names().collect();
             ToolError::InvalidArguments(format!(
@@ -153,7 +161,11 @@ impl Registry {
 
 fn parse_arguments_json(tool: &str, arguments: &str) -> Result<Value, ToolError> {
     // Some servers send no argument text at all for a call without parameters.
-    let text = if arguments.trim().is_empty() { "{}" } else { arguments };
+    let text = if arguments.trim().is_empty() {
+        "{}"
+    } else {
+        arguments
+    };
     match serde_json::from_str::<Value>(text) {
         Ok(value @ Value::Object(_)) => Ok(value),
         Ok(other) => Err(ToolError::InvalidArguments(format!(
@@ -265,7 +277,11 @@ mod tests {
             }
             let text = schema.to_string();
             for noise in ["\"null\"", "$ref", "$schema", "format", "\"title\""] {
-                assert!(!text.contains(noise), "{}: schema contains {noise}: {text}", spec.name);
+                assert!(
+                    !text.contains(noise),
+                    "{}: schema contains {noise}: {text}",
+                    spec.name
+                );
             }
             assert!(!spec.description.is_empty(), "{}", spec.name);
         }
@@ -278,12 +294,17 @@ mod tests {
             panic!("expected an InvalidArguments error, got {error:?}");
         };
         assert!(message.contains("delete_everything"), "{message}");
-        assert!(message.contains("read, write, edit, glob, grep"), "{message}");
+        assert!(
+            message.contains("read, write, edit, glob, grep"),
+            "{message}"
+        );
     }
 
     #[test]
     fn malformed_json_is_quoted_back() {
-        let error = Registry::core().prepare("read", r#"{"path": "a.txt""#).err();
+        let error = Registry::core()
+            .prepare("read", r#"{"path": "a.txt""#)
+            .err();
         let Some(ToolError::InvalidArguments(message)) = error else {
             panic!("expected an InvalidArguments error, got {error:?}");
         };
