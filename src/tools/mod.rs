@@ -9,10 +9,14 @@
 //! nothing outside the workspace root is read or written.
 
 mod edit;
+mod files;
 mod glob;
 mod grep;
 mod ledger;
 mod read;
+#[cfg(test)]
+pub(crate) mod test_support;
+mod text;
 pub mod truncate;
 mod workspace;
 mod write;
@@ -27,7 +31,7 @@ use tokio_util::sync::CancellationToken;
 use crate::policy::Approver;
 use crate::provider::ToolSpec;
 
-pub use ledger::ReadLedger;
+pub use ledger::{FileStamp, ReadLedger};
 pub use workspace::{PathError, Workspace};
 
 /// Whether a tool may run beside other calls of the same batch.

@@ -1,0 +1,258 @@
+//! File access shared by the tools: the binary-file rule, loading a text file whole,
+//! the approved atomic write used by `write` and `edit`, and running blocking file work
+//! off the async runtime.
+//!
+//! Owns: what counts as binary, how a change reaches disk (approval, then temp file +
+//! rename), and the wording of the refusals these produce.
+//! Does not own: path resolution (callers pass resolved paths) or tool arguments.
+//! Invariant: [`apply_change`] touches the disk only after the approver said yes, and
+//! a file is either fully replaced or left as it was.
+
+use std::fs::{self, Permissions};
+use std::io::{self, Read as _, Write as _};
+use std::path::Path;
+
+use crate::policy::{Action, ApprovalRequest, Decision};
+
+use super::{ToolCtx, ToolError};
+
+/// How many leading bytes are checked for a NUL byte, the mark of a binary file.
+pub(crate) const BINARY_SNIFF_BYTES: usize = 8 * 1024;
+
+/// Whether the first bytes of a file mark it as binary.
+pub(crate) fn has_binary_marker(prefix: &[u8]) -> bool {
+    prefix
+        .iter()
+        .take(BINARY_SNIFF_BYTES)
+        .any(|&byte| byte == 0)
+}
+
+/// The refusal for a file that is not text; `why` says what gave it away.
+pub(crate) fn binary_refusal(display: &str, why: &str) -> ToolError {
+    ToolError::Refused(format!(
+        "`{display}` is a binary file ({why}) and is not readable as text. Only UTF-8 text \
+         files can be read or edited; leave this file alone or inspect it with other means."
+    ))
+}
+
+/// The refusal for a directory where a file was expected.
+pub(crate) fn directory_refusal(display: &str) -> ToolError {
+    let listing = if display == "." {
+        "*".to_string()
+    } else {
+        format!("{display}/*")
+    };
+    ToolError::Refused(format!(
+        "`{display}` is a directory, not a file. Use glob (e.g. pattern `{listing}`) to list \
+         what it contains, then call again with a file path."
+    ))
+}
+
+/// The error for a file that does not exist; `hint` says what to do instead.
+pub(crate) fn not_found(display: &str, hint: &str) -> ToolError {
+    ToolError::InvalidArguments(format!("`{display}` does not exist. {hint}"))
+}
+
+/// An I/O failure while working on `display`.
+pub(crate) fn io_failure(doing: &str, display: &str, error: &io::Error) -> ToolError {
+    ToolError::Failed(format!("could not {doing} `{display}`: {error}"))
+}
+
+/// The error for a call the user interrupted.
+pub(crate) fn interrupted(tool: &str) -> ToolError {
+    ToolError::Failed(format!(
+        "`{tool}` was interrupted by the user before it finished; nothing more was done."
+    ))
+}
+
+/// Metadata of `abs`, or `None` if nothing exists there.
+pub(crate) fn metadata_if_exists(
+    abs: &Path,
+    display: &str,
+) -> Result<Option<fs::Metadata>, ToolError> {
+    match fs::metadata(abs) {
+        Ok(meta) => Ok(Some(meta)),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(io_failure("inspect", display, &error)),
+    }
+}
+
+/// Loads a whole text file, refusing binary content the way `read` does.
+pub(crate) fn load_text(abs: &Path, display: &str) -> Result<String, ToolError> {
+    let mut bytes = Vec::new();
+    fs::File::open(abs)
+        .and_then(|mut file| file.read_to_end(&mut bytes))
+        .map_err(|error| io_failure("read", display, &error))?;
+    if has_binary_marker(&bytes) {
+        return Err(binary_refusal(display, "it contains a NUL byte"));
+    }
+    String::from_utf8(bytes).map_err(|_| binary_refusal(display, "it is not valid UTF-8"))
+}
+
+/// A file change waiting for approval.
+pub(crate) struct Change {
+    /// The tool making the change, for messages.
+    pub tool: &'static str,
+    pub abs: std::path::PathBuf,
+    pub display: String,
+    /// Current content, `None` when the file is created.
+    pub before: Option<String>,
+    pub after: String,
+    /// The existing file's permissions, kept on the replacement.
+    pub permissions: Option<Permissions>,
+}
+
+/// Asks the approver, then writes atomically and records the file as known. A
+/// rejection leaves the disk untouched and comes back as a refusal quoting the reason.
+pub(crate) async fn apply_change(ctx: &ToolCtx, change: Change) -> Result<(), ToolError> {
+    let request = ApprovalRequest {
+        call_id: ctx.call_id.clone(),
+        action: Action::WriteFile {
+            path: change.abs.clone(),
+            display: change.display.clone(),
+            before: change.before,
+            after: change.after.clone(),
+        },
+    };
+    if let Decision::Reject { reason } = ctx.approver.decide(request).await {
+        return Err(ToolError::Refused(format!(
+            "the change to `{}` was not made: {reason}",
+            change.display
+        )));
+    }
+    // Approval may wait on a person; an interrupt meanwhile means "stop", not "apply".
+    if ctx.cancel.is_cancelled() {
+        return Err(interrupted(change.tool));
+    }
+    let ledger = ctx.ledger.clone();
+    blocking(move || {
+        write_atomically(&change.abs, change.after.as_bytes(), change.permissions)
+            .map_err(|error| io_failure("write", &change.display, &error))?;
+        ledger.record_write(&change.abs);
+        Ok(())
+    })
+    .await
+}
+
+/// Writes `content` to a temp file beside `path` and renames it over `path`, so
+/// readers see the old or the new file, never half of one. Creates missing parents.
+fn write_atomically(
+    path: &Path,
+    content: &[u8],
+    permissions: Option<Permissions>,
+) -> io::Result<()> {
+    let parent = path
+        .parent()
+        .ok_or_else(|| io::Error::other("the path has no parent directory"))?;
+    fs::create_dir_all(parent)?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".duet-write-");
+    // New files get the usual 0666-minus-umask mode instead of tempfile's private 0600.
+    #[cfg(unix)]
+    if permissions.is_none() {
+        use std::os::unix::fs::PermissionsExt as _;
+        builder.permissions(Permissions::from_mode(0o666));
+    }
+    let mut temp = builder.tempfile_in(parent)?;
+    temp.write_all(content)?;
+    temp.as_file().sync_all()?;
+    if let Some(permissions) = permissions {
+        temp.as_file().set_permissions(permissions)?;
+    }
+    temp.persist(path).map_err(|error| error.error)?;
+    Ok(())
+}
+
+/// Walks `base` the way every search tool does: .gitignore and .ignore respected even
+/// outside a git repository, hidden files included but never `.git/`, symlinks not
+/// followed (they could lead out of the workspace), entries in name order so results
+/// are stable. A file as `base` yields just that file.
+pub(crate) fn walk(base: &Path) -> ignore::Walk {
+    ignore::WalkBuilder::new(base)
+        .hidden(false)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(|entry| entry.file_name() != ".git")
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .build()
+}
+
+/// Runs file work on the blocking pool so a slow disk or a huge walk does not stall
+/// the async runtime.
+pub(crate) async fn blocking<T, F>(job: F) -> Result<T, ToolError>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T, ToolError> + Send + 'static,
+{
+    tokio::task::spawn_blocking(job)
+        .await
+        .map_err(|error| ToolError::Failed(format!("the tool stopped unexpectedly: {error}")))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nul_in_the_first_8_kib_marks_binary() {
+        assert!(has_binary_marker(b"abc\0def"));
+        assert!(!has_binary_marker(b"plain text\n"));
+        let mut late = vec![b'a'; BINARY_SNIFF_BYTES];
+        late.push(0);
+        assert!(!has_binary_marker(&late));
+    }
+
+    #[test]
+    fn atomic_write_creates_parents_and_replaces() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a/b/c.txt");
+        write_atomically(&path, b"one", None).unwrap();
+        write_atomically(&path, b"two", None).unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "two");
+        let leftovers: Vec<_> = fs::read_dir(path.parent().unwrap()).unwrap().collect();
+        assert_eq!(leftovers.len(), 1, "temp files left behind: {leftovers:?}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn atomic_write_keeps_permissions_and_gives_new_files_normal_ones() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("run.sh");
+        fs::write(&script, "old").unwrap();
+        fs::set_permissions(&script, Permissions::from_mode(0o750)).unwrap();
+        let kept = fs::metadata(&script).unwrap().permissions();
+        write_atomically(&script, b"new", Some(kept)).unwrap();
+        assert_eq!(
+            fs::metadata(&script).unwrap().permissions().mode() & 0o777,
+            0o750
+        );
+
+        // A new file gets the same mode as one made by `fs::write` (0666 minus umask),
+        // not tempfile's private 0600.
+        let fresh = dir.path().join("fresh.txt");
+        write_atomically(&fresh, b"x", None).unwrap();
+        let reference = dir.path().join("reference.txt");
+        fs::write(&reference, "x").unwrap();
+        assert_eq!(
+            fs::metadata(&fresh).unwrap().permissions().mode(),
+            fs::metadata(&reference).unwrap().permissions().mode()
+        );
+    }
+
+    #[test]
+    fn load_text_refuses_binary_and_invalid_utf8() {
+        let dir = tempfile::tempdir().unwrap();
+        let nul = dir.path().join("nul.bin");
+        fs::write(&nul, b"ab\0cd").unwrap();
+        let latin1 = dir.path().join("latin1.txt");
+        fs::write(&latin1, b"caf\xe9\n").unwrap();
+        for (path, why) in [(nul, "NUL byte"), (latin1, "not valid UTF-8")] {
+            let error = load_text(&path, "f").unwrap_err();
+            assert!(
+                matches!(&error, ToolError::Refused(m) if m.contains(why) && m.contains("binary")),
+                "{error:?}"
+            );
+        }
+    }
+}
