@@ -1,0 +1,3 @@
+//! The integration test suites, one module per area.
+
+mod scripted_server;

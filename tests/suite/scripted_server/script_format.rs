@@ -1,0 +1,173 @@
+//! Loading scripts: the documented format, its defaults, and clear errors.
+
+use std::num::NonZeroUsize;
+use std::time::Duration;
+
+use pretty_assertions::assert_eq;
+
+use crate::common::script::{Script, ScriptUsage, StatusTurn, Step, StopReason, StreamTurn, Turn};
+
+fn chunk(size: usize) -> Option<NonZeroUsize> {
+    NonZeroUsize::new(size)
+}
+
+#[test]
+fn the_example_script_loads_as_documented() {
+    let script = Script::load("sdk_stream_check");
+
+    let expected = [Turn::Stream(StreamTurn {
+        steps: vec![
+            Step::Thinking {
+                thinking: "The user wants two files read.".into(),
+                signature: Some("sig-scripted-1".into()),
+                chunk: chunk(7),
+            },
+            Step::Text {
+                text: "Reading both files → then I'll summarise.".into(),
+                chunk: chunk(5),
+            },
+            Step::Pause(Duration::from_millis(30)),
+            Step::Tool {
+                name: "read".into(),
+                id: None,
+                args: r#"{"path": "src/a.rs", "limit": 40}"#.into(),
+                chunk: chunk(3),
+            },
+            Step::Tool {
+                name: "read".into(),
+                id: Some("custom_call_2".into()),
+                args: r#"{"path": "notes/é.txt"}"#.into(),
+                chunk: chunk(4),
+            },
+        ],
+        stop: StopReason::ToolUse,
+        usage: ScriptUsage {
+            input: 120,
+            output: 45,
+            cache_read: 30,
+            cache_write: 10,
+        },
+        cut_after_blocks: None,
+    })];
+    assert_eq!(script.turns(), expected);
+}
+
+#[test]
+fn omitted_keys_take_their_documented_defaults() {
+    let script = Script::from_toml(
+        r#"
+        [[turn]]
+        blocks = [{ text = "done" }, { gate = "g" }, { tool = "glob" }]
+
+        [[turn]]
+        blocks = [{ text = "bye" }]
+
+        [[turn]]
+        status = 429
+        "#,
+    )
+    .unwrap();
+
+    let expected = [
+        Turn::Stream(StreamTurn {
+            steps: vec![
+                Step::Text {
+                    text: "done".into(),
+                    chunk: None,
+                },
+                Step::Gate("g".into()),
+                Step::Tool {
+                    name: "glob".into(),
+                    id: None,
+                    args: "{}".into(),
+                    chunk: None,
+                },
+            ],
+            stop: StopReason::ToolUse,
+            usage: ScriptUsage::default(),
+            cut_after_blocks: None,
+        }),
+        Turn::Stream(StreamTurn {
+            steps: vec![Step::Text {
+                text: "bye".into(),
+                chunk: None,
+            }],
+            stop: StopReason::EndTurn,
+            usage: ScriptUsage::default(),
+            cut_after_blocks: None,
+        }),
+        Turn::Status(StatusTurn {
+            status: 429,
+            retry_after: None,
+            message: None,
+        }),
+    ];
+    assert_eq!(script.turns(), expected);
+}
+
+#[test]
+fn mistakes_in_a_script_are_reported_with_their_place() {
+    let cases = [
+        (
+            "[[turn]]\nblocks = [{ text = 'a', tool = 'read' }]",
+            "turn 1, block 1: a block has exactly one kind, but this one has text and tool",
+        ),
+        (
+            "[[turn]]\nblocks = [{ chunk = 3 }]",
+            "turn 1, block 1: a block needs exactly one of text, thinking, redacted_thinking, tool, pause_ms, gate",
+        ),
+        (
+            "[[turn]]\nblocks = [{ text = 'a' }, { gate = 'g', chunk = 2 }]",
+            "turn 1, block 2: `chunk` does not apply to a `gate` block",
+        ),
+        (
+            "[[turn]]\nblocks = [{ text = 'a', signature = 's' }]",
+            "turn 1, block 1: `signature` does not apply to a `text` block",
+        ),
+        (
+            "[[turn]]\nblocks = [{ text = 'a', chunk = 0 }]",
+            "turn 1, block 1: `chunk` must be at least 1",
+        ),
+        (
+            "[[turn]]\nblocks = [{ text = 'a' }]\n[[turn]]\nstatus = 200",
+            "turn 2: status 200 is not an HTTP error (400..=599)",
+        ),
+        (
+            "[[turn]]\nstatus = 529\nblocks = [{ text = 'a' }]",
+            "turn 1: a `status` turn answers with an error, so `blocks` does not apply",
+        ),
+        (
+            "[[turn]]\nretry_after = 3\nblocks = [{ text = 'a' }]",
+            "turn 1: `retry_after` and `message` only apply to a `status` turn",
+        ),
+        (
+            "[[turn]]\ncut_after_blocks = 2\nblocks = [{ text = 'a' }, { pause_ms = 5 }]",
+            "turn 1: cut_after_blocks = 2, but the turn has only 1 content block(s)",
+        ),
+        (
+            "[[turn]]\nblocks = [{ tool = 'a', id = 'x' }, { tool = 'b', id = 'x' }]",
+            "turn 1: tool id `x` is used twice in one turn",
+        ),
+    ];
+    for (toml, expected) in cases {
+        let error = Script::from_toml(toml).expect_err(toml);
+        assert_eq!(error.to_string(), expected, "script:\n{toml}");
+    }
+}
+
+#[test]
+fn unknown_keys_are_rejected_not_ignored() {
+    for toml in [
+        "[[turn]]\nblocks = [{ text = 'a', split = 3 }]",
+        "[[turn]]\nblocks = []\nstopp = 'end_turn'",
+        "[[turn]]\nusage = { inputs = 3 }",
+        "[[turn]]\nstop = 'finished'",
+        "[[turns]]\nblocks = []",
+    ] {
+        let error = Script::from_toml(toml).expect_err(toml);
+        assert!(
+            matches!(error, crate::common::script::ScriptError::Toml(_)),
+            "{toml}: {error}"
+        );
+    }
+}
