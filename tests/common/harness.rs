@@ -72,7 +72,12 @@ pub struct TestAgent {
 
 impl TestAgent {
     /// Starts the agent in `workspace`, pointed at `server` over `wire`.
-    pub fn start(server: &ScriptedServer, wire: Wire, workspace: &Path, approval: ApprovalMode) -> Self {
+    pub fn start(
+        server: &ScriptedServer,
+        wire: Wire,
+        workspace: &Path,
+        approval: ApprovalMode,
+    ) -> Self {
         let client = provider::connect(Endpoint {
             wire,
             base_url: server.base_url(wire),
@@ -119,7 +124,10 @@ impl TestAgent {
                         return event;
                     }
                 }
-                Ok(None) => panic!("agent stopped while waiting for {what}; saw {:#?}", self.seen),
+                Ok(None) => panic!(
+                    "agent stopped while waiting for {what}; saw {:#?}",
+                    self.seen
+                ),
                 Err(_) => panic!("timed out waiting for {what}; saw {:#?}", self.seen),
             }
         }
@@ -128,7 +136,9 @@ impl TestAgent {
     /// Waits for the end of the current turn and returns its outcome.
     pub async fn turn_end(&mut self) -> TurnOutcome {
         match self
-            .wait_for("the end of the turn", |e| matches!(e, Event::TurnEnd { .. }))
+            .wait_for("the end of the turn", |e| {
+                matches!(e, Event::TurnEnd { .. })
+            })
             .await
         {
             Event::TurnEnd { outcome } => outcome,
@@ -166,7 +176,10 @@ pub struct SentResult {
 
 /// The tool results carried by a recorded request, in order.
 pub fn tool_results(request: &RecordedRequest) -> Vec<SentResult> {
-    let messages = request.body["messages"].as_array().cloned().unwrap_or_default();
+    let messages = request.body["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     match request.wire {
         Wire::Anthropic => messages
             .iter()
@@ -228,7 +241,10 @@ fn collect_strings(value: &Value, out: &mut String) {
 /// The text of the last user-side message of a request (where steering and the
 /// environment block land).
 pub fn last_user_text(request: &RecordedRequest) -> String {
-    let messages = request.body["messages"].as_array().cloned().unwrap_or_default();
+    let messages = request.body["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     let mut out = String::new();
     if let Some(last) = messages.iter().rev().find(|m| m["role"] == "user") {
         collect_strings(&last["content"], &mut out);

@@ -7,7 +7,9 @@ use duet::policy::ApprovalMode;
 use duet::provider::{StopReason, Wire};
 use pretty_assertions::assert_eq;
 
-use crate::common::harness::{SentResult, TestAgent, TestRepo, all_text, last_user_text, tool_results};
+use crate::common::harness::{
+    SentResult, TestAgent, TestRepo, all_text, last_user_text, tool_results,
+};
 use crate::common::script::Script;
 use crate::common::scripted_server::ScriptedServer;
 
@@ -53,7 +55,11 @@ fn fixture_repo() -> TestRepo {
     ])
 }
 
-async fn start(script: &str, wire: Wire, approval: ApprovalMode) -> (ScriptedServer, TestRepo, TestAgent) {
+async fn start(
+    script: &str,
+    wire: Wire,
+    approval: ApprovalMode,
+) -> (ScriptedServer, TestRepo, TestAgent) {
     let server = ScriptedServer::start(Script::load(script)).await;
     let repo = fixture_repo();
     let agent = TestAgent::start(&server, wire, repo.path(), approval);
@@ -74,7 +80,10 @@ async fn streamed_text_arrives_as_deltas(wire: Wire) {
         .iter()
         .filter(|e| matches!(e, Event::TextDelta { .. }))
         .count();
-    assert!(deltas >= 8, "expected the text in many deltas, got {deltas}");
+    assert!(
+        deltas >= 8,
+        "expected the text in many deltas, got {deltas}"
+    );
     assert_eq!(
         agent.streamed_text(),
         "Hello from the scripted model. Streaming works."
@@ -154,8 +163,16 @@ async fn single_tool_call_round_trip(wire: Wire) {
     assert_eq!(results.len(), 1);
     let result = &results[0];
     assert!(!result.is_error, "{result:?}");
-    assert!(result.content.contains("     1\thello"), "{}", result.content);
-    assert!(result.content.contains("     2\tfrom the notes"), "{}", result.content);
+    assert!(
+        result.content.contains("     1\thello"),
+        "{}",
+        result.content
+    );
+    assert!(
+        result.content.contains("     2\tfrom the notes"),
+        "{}",
+        result.content
+    );
     assert_eq!(
         agent.streamed_text(),
         "Let me read the notes.The notes say hello."
@@ -169,15 +186,21 @@ async fn calls_start_while_the_response_still_streams(wire: Wire) {
 
     // The server holds the third call at the gate; the first read must run meanwhile.
     let first = agent
-        .wait_for("the first call", |e| matches!(e, Event::ToolCallReady { .. }))
+        .wait_for("the first call", |e| {
+            matches!(e, Event::ToolCallReady { .. })
+        })
         .await;
-    let Event::ToolCallReady { call_id: first_id, .. } = first else {
+    let Event::ToolCallReady {
+        call_id: first_id, ..
+    } = first
+    else {
         unreachable!()
     };
     agent
-        .wait_for("the first read to finish", |e| {
-            matches!(e, Event::ToolRunEnd { call_id, .. } if *call_id == first_id)
-        })
+        .wait_for(
+            "the first read to finish",
+            |e| matches!(e, Event::ToolRunEnd { call_id, .. } if *call_id == first_id),
+        )
         .await;
     server.wait_for_gate("before-third").await;
     server.release("before-third");
@@ -192,12 +215,14 @@ async fn calls_start_while_the_response_still_streams(wire: Wire) {
         })
         .collect();
     assert_eq!(begins.len(), 3);
-    let first_run = agent.position("first run", |e| {
-        matches!(e, Event::ToolRunBegin { call_id } if *call_id == begins[0])
-    });
-    let third_streamed = agent.position("third call", |e| {
-        matches!(e, Event::ToolCallBegin { call_id, .. } if *call_id == begins[2])
-    });
+    let first_run = agent.position(
+        "first run",
+        |e| matches!(e, Event::ToolRunBegin { call_id } if *call_id == begins[0]),
+    );
+    let third_streamed = agent.position(
+        "third call",
+        |e| matches!(e, Event::ToolCallBegin { call_id, .. } if *call_id == begins[2]),
+    );
     assert!(
         first_run < third_streamed,
         "the first read must start before the third call streams"
@@ -242,10 +267,17 @@ async fn unknown_tools_and_bad_arguments_become_error_results(wire: Wire) {
     assert!(results.iter().all(|r| r.is_error), "{results:#?}");
     let expect = |result: &SentResult, needles: &[&str]| {
         for needle in needles {
-            assert!(result.content.contains(needle), "{needle} not in {}", result.content);
+            assert!(
+                result.content.contains(needle),
+                "{needle} not in {}",
+                result.content
+            );
         }
     };
-    expect(&results[0], &["frobnicate", "read, write, edit, glob, grep"]);
+    expect(
+        &results[0],
+        &["frobnicate", "read, write, edit, glob, grep"],
+    );
     expect(&results[1], &["not valid JSON", r#"{"path": "a.txt""#]);
     expect(&results[2], &["invalid arguments for `read`", "file"]);
     assert_eq!(agent.streamed_text(), "Let me fix those calls.");
@@ -257,7 +289,9 @@ async fn interrupt_mid_stream_keeps_the_conversation_valid(wire: Wire) {
     agent.send("look at the code");
     server.wait_for_gate("hold").await;
     agent
-        .wait_for("the read to finish", |e| matches!(e, Event::ToolRunEnd { .. }))
+        .wait_for("the read to finish", |e| {
+            matches!(e, Event::ToolRunEnd { .. })
+        })
         .await;
     agent.interrupt();
     assert_eq!(agent.turn_end().await, TurnOutcome::Interrupted);
@@ -291,7 +325,11 @@ async fn a_message_sent_mid_turn_steers_the_next_step(wire: Wire) {
     assert_eq!(agent.turn_end().await, finished(StopReason::EndTurn));
 
     let requests = server.requests();
-    assert_eq!(requests.len(), 2, "the steer is delivered within the same turn");
+    assert_eq!(
+        requests.len(),
+        2,
+        "the steer is delivered within the same turn"
+    );
     let first = all_text(&requests[0]);
     assert!(!first.contains("also check b.txt"));
     let next = &requests[1];
@@ -318,6 +356,10 @@ async fn read_only_mode_refuses_writes(wire: Wire) {
     let results = tool_results(&server.requests()[1]);
     assert_eq!(results.len(), 1);
     assert!(results[0].is_error);
-    assert!(results[0].content.contains("read-only"), "{}", results[0].content);
+    assert!(
+        results[0].content.contains("read-only"),
+        "{}",
+        results[0].content
+    );
     server.assert_no_violations();
 }

@@ -60,7 +60,13 @@ async fn exec_edits_a_real_file(wire: Wire) {
     let env = wire_env(&server, wire);
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
 
-    let output = run_duet(repo.path(), home.path(), &env, &["exec", "add sub(a, b) to calc.py"]).await;
+    let output = run_duet(
+        repo.path(),
+        home.path(),
+        &env,
+        &["exec", "add sub(a, b) to calc.py"],
+    )
+    .await;
     let stdout = text(&output.stdout);
     assert_eq!(
         output.status.code(),
@@ -87,7 +93,11 @@ async fn exec_edits_a_real_file(wire: Wire) {
     assert_eq!(requests.len(), 3);
     let edit_result = &tool_results(&requests[2])[0];
     assert!(!edit_result.is_error, "{edit_result:?}");
-    assert!(edit_result.content.contains("def sub(a, b):"), "{}", edit_result.content);
+    assert!(
+        edit_result.content.contains("def sub(a, b):"),
+        "{}",
+        edit_result.content
+    );
     server.assert_no_violations();
 }
 
@@ -109,7 +119,13 @@ async fn exec_json_prints_one_event_per_line() {
     let env = wire_env(&server, Wire::Anthropic);
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
 
-    let output = run_duet(repo.path(), home.path(), &env, &["exec", "--json", "read the notes"]).await;
+    let output = run_duet(
+        repo.path(),
+        home.path(),
+        &env,
+        &["exec", "--json", "read the notes"],
+    )
+    .await;
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     let events: Vec<serde_json::Value> = text(&output.stdout)
         .lines()
@@ -118,7 +134,14 @@ async fn exec_json_prints_one_event_per_line() {
     let kinds: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
     assert_eq!(kinds.first(), Some(&"session_started"));
     assert_eq!(kinds.last(), Some(&"turn_end"));
-    for kind in ["text_delta", "tool_call_begin", "tool_call_ready", "tool_run_begin", "tool_run_end", "usage"] {
+    for kind in [
+        "text_delta",
+        "tool_call_begin",
+        "tool_call_ready",
+        "tool_run_begin",
+        "tool_run_end",
+        "usage",
+    ] {
         assert!(kinds.contains(&kind), "no {kind} in {kinds:?}");
     }
     let end = events.last().unwrap();
@@ -134,7 +157,13 @@ async fn exec_without_configuration_says_what_to_set() {
     let output = run_duet(repo.path(), home.path(), &[], &["exec", "anything"]).await;
     assert_eq!(output.status.code(), Some(2));
     let stderr = text(&output.stderr);
-    for needle in ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "DUET_MODEL", "config.toml"] {
+    for needle in [
+        "ANTHROPIC_API_KEY",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "DUET_MODEL",
+        "config.toml",
+    ] {
         assert!(stderr.contains(needle), "missing {needle} in:\n{stderr}");
     }
     assert!(output.stdout.is_empty());
@@ -146,7 +175,11 @@ async fn exec_with_a_bad_config_file_names_file_and_line() {
     let home = tempfile::tempdir().unwrap();
     let config_dir = home.path().join("config").join("duet");
     std::fs::create_dir_all(&config_dir).unwrap();
-    std::fs::write(config_dir.join("config.toml"), "model = \"x\"\nprovider = \"gemini\"\n").unwrap();
+    std::fs::write(
+        config_dir.join("config.toml"),
+        "model = \"x\"\nprovider = \"gemini\"\n",
+    )
+    .unwrap();
     let output = run_duet(repo.path(), home.path(), &[], &["exec", "anything"]).await;
     assert_eq!(output.status.code(), Some(2));
     let stderr = text(&output.stderr);

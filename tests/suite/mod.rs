@@ -1,3 +1,5 @@
 //! The integration test suites, one module per area.
 
+mod agent_loop;
+mod exec_cli;
 mod scripted_server;
