@@ -75,10 +75,12 @@ pub enum SetupError {
 /// Starts the agent task on the current tokio runtime. The first event is
 /// [`Event::SessionStarted`]; the agent then waits for a [`Command::UserMessage`].
 pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), SetupError> {
-    let workspace = Workspace::new(&setup.workspace).map_err(|source| SetupError::Workspace {
-        path: setup.workspace.clone(),
-        source,
-    })?;
+    let workspace = Workspace::new(&setup.workspace)
+        .map_err(|source| SetupError::Workspace {
+            path: setup.workspace.clone(),
+            source,
+        })?
+        .with_saved_outputs(&setup.outputs_dir);
     let root = workspace.root().to_path_buf();
     let (command_tx, command_rx) = mpsc::unbounded_channel();
     let (event_tx, event_rx) = mpsc::channel(EVENT_BUFFER);

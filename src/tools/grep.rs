@@ -92,7 +92,7 @@ impl Tool for Grep {
         let workspace = ctx.workspace.clone();
         let cancel = ctx.cancel.clone();
         blocking(move || {
-            let target = workspace.resolve(args.path.as_deref().unwrap_or("."))?;
+            let target = workspace.resolve_for_read(args.path.as_deref().unwrap_or("."))?;
             let target_display = workspace.display(&target);
             let is_dir = match metadata_if_exists(&target, &target_display)? {
                 Some(meta) => meta.is_dir(),

@@ -85,7 +85,7 @@ impl Tool for Read {
         let workspace = ctx.workspace.clone();
         let ledger = ctx.ledger.clone();
         blocking(move || {
-            let abs = workspace.resolve(&args.path)?;
+            let abs = workspace.resolve_for_read(&args.path)?;
             let display = workspace.display(&abs);
             let output = read_file(&abs, &display, window)?;
             ledger.record_read(&abs);

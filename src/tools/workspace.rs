@@ -80,6 +80,9 @@ impl From<PathError> for ToolError {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Workspace {
     root: PathBuf,
+    /// Where clipped tool outputs are saved in full: readable, never writable, so the
+    /// model can follow the "full output saved to …" note of a clipped result.
+    saved_outputs: Option<PathBuf>,
 }
 
 impl Workspace {
@@ -87,7 +90,35 @@ impl Workspace {
     pub fn new(root: &Path) -> io::Result<Self> {
         Ok(Self {
             root: root.canonicalize()?,
+            saved_outputs: None,
         })
+    }
+
+    /// Also lets [`Workspace::resolve_for_read`] accept absolute paths of files in
+    /// `dir`, duet's own directory of saved tool outputs (it may not exist yet).
+    pub fn with_saved_outputs(mut self, dir: &Path) -> Self {
+        self.saved_outputs = Some(normalize_lexically(dir));
+        self
+    }
+
+    /// Like [`Workspace::resolve`], but an absolute path to a saved tool output is also
+    /// accepted. Only tools that never write use this.
+    pub fn resolve_for_read(&self, input: &str) -> Result<PathBuf, PathError> {
+        let inside = self.resolve(input);
+        if inside.is_ok() {
+            return inside;
+        }
+        match self.saved_output(input) {
+            Some(path) => Ok(path),
+            None => inside,
+        }
+    }
+
+    /// `input` as a real file inside the saved-outputs directory, if it is one.
+    fn saved_output(&self, input: &str) -> Option<PathBuf> {
+        let dir = self.saved_outputs.as_ref()?.canonicalize().ok()?;
+        let real = Path::new(input).canonicalize().ok()?;
+        (Path::new(input).is_absolute() && real.starts_with(&dir) && real != dir).then_some(real)
     }
 
     /// The canonical root.
@@ -232,6 +263,29 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
     use std::fs;
+
+    #[test]
+    fn saved_outputs_are_readable_but_nothing_else_outside() {
+        let (_dir, ws) = setup();
+        let outputs = tempfile::tempdir().unwrap();
+        let saved = outputs.path().join("call_1.txt");
+        fs::write(&saved, "full output\n").unwrap();
+        let ws = ws.with_saved_outputs(outputs.path());
+        let input = saved.to_str().unwrap();
+        assert_eq!(
+            ws.resolve_for_read(input).unwrap(),
+            saved.canonicalize().unwrap()
+        );
+        assert!(
+            ws.resolve(input).is_err(),
+            "saved outputs are never writable"
+        );
+        // Relative escapes and other absolute paths stay refused.
+        assert!(ws.resolve_for_read("../x").is_err());
+        assert!(ws.resolve_for_read("/etc/passwd").is_err());
+        let beside = outputs.path().join("..").join("elsewhere.txt");
+        assert!(ws.resolve_for_read(beside.to_str().unwrap()).is_err());
+    }
 
     fn setup() -> (tempfile::TempDir, Workspace) {
         let dir = tempfile::tempdir().unwrap();
