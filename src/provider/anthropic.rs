@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::sse::SseEvent;
-use super::stream::{Flow, WireDecoder, decode_body};
+use super::stream::{Flow, WireDecoder, push_unless_empty};
 use super::{
     Block, Endpoint, EventStream, Message, ModelClient, ModelRequest, ProviderError, Role,
     StopReason, StreamEvent, ToolCall, ToolResult, ToolSpec, Usage, http,
@@ -63,13 +63,14 @@ impl ModelClient for AnthropicClient {
     }
 
     async fn stream(&self, request: &ModelRequest) -> Result<EventStream, ProviderError> {
-        let body = serde_json::to_vec(&request_body(&self.endpoint.model, request))
-            .map_err(|err| ProviderError::Setup(format!("cannot encode the request: {err}")))?;
-        let response = http::post_streaming(&self.http, &self.url(), self.headers()?, body).await?;
-        Ok(decode_body(
-            http::body_stream(response),
+        http::stream_events(
+            &self.http,
+            &self.url(),
+            self.headers()?,
+            &request_body(&self.endpoint.model, request),
             AnthropicDecoder::default(),
-        ))
+        )
+        .await
     }
 }
 
@@ -289,12 +290,15 @@ fn tool_result_block(result: &ToolResult) -> WireBlock<'_> {
 }
 
 fn mark_last_cacheable_block(messages: &mut [WireMessage<'_>]) {
-    let mut blocks = messages
+    let blocks_from_the_end = messages
         .iter_mut()
         .rev()
         .flat_map(|message| message.content.iter_mut().rev());
-    // `any` stops at the first block that accepts the mark.
-    blocks.any(WireBlock::mark_cache_breakpoint);
+    for block in blocks_from_the_end {
+        if block.mark_cache_breakpoint() {
+            return;
+        }
+    }
 }
 
 fn append_user_text<'a>(messages: &mut Vec<WireMessage<'a>>, text: &'a str) {
@@ -636,16 +640,6 @@ fn complete_arguments(streamed: String, initial_input: Option<Value>) -> String 
     }
 }
 
-fn push_unless_empty(
-    out: &mut Vec<StreamEvent>,
-    text: String,
-    event: impl FnOnce(String) -> StreamEvent,
-) {
-    if !text.is_empty() {
-        out.push(event(text));
-    }
-}
-
 fn stop_reason(reason: &str) -> StopReason {
     match reason {
         "end_turn" => StopReason::EndTurn,
@@ -983,10 +977,12 @@ mod tests {
     #[test]
     fn a_stream_cut_before_message_stop_is_truncated() {
         let cut = FIXTURE.split("event: message_stop").next().unwrap();
+        let mut before_finish = fixture_events();
+        before_finish.pop();
         assert_eq!(
             decode(cut),
             Outcome::failed(
-                fixture_events()[..18].to_vec(),
+                before_finish,
                 &ProviderError::Truncated("the body ended without the `message_stop` event".into())
             )
         );

@@ -12,8 +12,10 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
 use reqwest::header::{self, HeaderMap, HeaderValue};
+use serde::Serialize;
 
-use super::ProviderError;
+use super::stream::{WireDecoder, decode_body};
+use super::{EventStream, ProviderError};
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -49,6 +51,20 @@ fn install_crypto_provider() {
     // An error only says a provider is already installed (by an earlier call or by
     // the embedding program), which is what we need.
     let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// POSTs `body` as JSON to `url` and decodes the streamed answer with `decoder`.
+pub async fn stream_events<D: WireDecoder>(
+    http: &reqwest::Client,
+    url: &str,
+    headers: HeaderMap,
+    body: &impl Serialize,
+    decoder: D,
+) -> Result<EventStream, ProviderError> {
+    let body = serde_json::to_vec(body)
+        .map_err(|err| ProviderError::Setup(format!("cannot encode the request: {err}")))?;
+    let response = post_streaming(http, url, headers, body).await?;
+    Ok(decode_body(body_stream(response), decoder))
 }
 
 /// POSTs `body` (JSON) to `url` and returns the response once its status is known to
@@ -159,16 +175,36 @@ fn error_message(body: &str, status: reqwest::StatusCode) -> String {
 /// (some local servers).
 fn json_error_message(body: &str) -> Option<String> {
     let value: serde_json::Value = serde_json::from_str(body).ok()?;
-    let error = value.get("error")?;
-    if let Some(text) = error.as_str() {
-        return Some(text.to_owned());
-    }
-    let message = error.get("message").and_then(serde_json::Value::as_str);
-    let kind = error.get("type").and_then(serde_json::Value::as_str);
-    match (message, kind) {
-        (Some(message), _) => Some(message.to_owned()),
-        (None, Some(kind)) => Some(kind.to_owned()),
-        (None, None) => None,
+    let error = ErrorParts::of(value.get("error")?);
+    error.message.or(error.kind)
+}
+
+/// The kind and message of a provider's JSON error object (the value of its `error`
+/// key), in any of the shapes providers use.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct ErrorParts {
+    /// `type` (Anthropic, OpenAI), else `code`.
+    pub kind: Option<String>,
+    pub message: Option<String>,
+}
+
+impl ErrorParts {
+    pub fn of(error: &serde_json::Value) -> Self {
+        if let Some(message) = error.as_str() {
+            return Self {
+                kind: None,
+                message: Some(message.to_owned()),
+            };
+        }
+        let text = |key: &str| match error.get(key)? {
+            serde_json::Value::String(text) => Some(text.clone()),
+            serde_json::Value::Number(number) => Some(number.to_string()),
+            _ => None,
+        };
+        Self {
+            kind: text("type").or_else(|| text("code")),
+            message: text("message"),
+        }
     }
 }
 

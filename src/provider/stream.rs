@@ -56,6 +56,18 @@ where
     Box::pin(futures::stream::unfold(driver, Driver::next_item))
 }
 
+/// Pushes `event(text)` unless `text` is empty: providers send empty deltas (block
+/// openers, keep-alives) that carry nothing for the consumer.
+pub fn push_unless_empty(
+    out: &mut Vec<StreamEvent>,
+    text: String,
+    event: impl FnOnce(String) -> StreamEvent,
+) {
+    if !text.is_empty() {
+        out.push(event(text));
+    }
+}
+
 type Item = Result<StreamEvent, ProviderError>;
 
 struct Driver<S, D> {
