@@ -339,6 +339,21 @@ mod tests {
     }
 
     #[test]
+    fn an_endless_line_is_malformed_instead_of_filling_memory() {
+        let endless = Bytes::from(format!("data: {}", "a".repeat(17 * 1024 * 1024)));
+        let body = vec![Ok(Bytes::from("data: a\n\n")), Ok(endless)];
+        assert_eq!(
+            run(body, EchoWire),
+            Outcome::failed(
+                vec![text_delta("a")],
+                &ProviderError::Malformed(
+                    "a server-sent event grew beyond 16777216 bytes without ending".into()
+                )
+            )
+        );
+    }
+
+    #[test]
     fn a_decoder_error_comes_after_the_events_decoded_before_it() {
         let outcome = run(
             chunks(&["data: a\n\ndata: bad\n\ndata: stop\n\n"]),
