@@ -110,9 +110,13 @@ pub struct ModelRequest {
 /// Token counts reported by the provider for one call.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
+    /// Input tokens neither read from nor written to the prompt cache, so the whole
+    /// prompt is `input_tokens + cache_read_tokens + cache_write_tokens` on every wire.
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Input tokens served from the prompt cache.
     pub cache_read_tokens: u64,
+    /// Input tokens written to the prompt cache (reported by Anthropic only).
     pub cache_write_tokens: u64,
 }
 

@@ -1,13 +1,61 @@
-//! SCAFFOLD: replaced by the provider work.
-use super::{Endpoint, EventStream, ModelClient, ModelRequest, ProviderError};
+//! The OpenAI-compatible chat completions wire: `POST {base}/chat/completions` with
+//! `stream: true`, as spoken by OpenAI, Ollama, llama.cpp server and vLLM.
+//!
+//! Owns: translating a [`ModelRequest`] into the chat completions body and decoding
+//! the chunk stream, tolerating the ways compatible servers differ from OpenAI.
+//! Does not own: HTTP details ([`super::http`]) or SSE framing ([`super::sse`]).
+//! Invariant: the request body is a pure function of the request, model and base URL;
+//! the decoder ends with `Finished` only on `data: [DONE]` after a `finish_reason`,
+//! and every `ToolCallStart` it emits is closed by a `ToolCallEnd` before that.
 
+use reqwest::header::{self, HeaderMap};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::http::{self, ErrorParts};
+use super::sse::SseEvent;
+use super::stream::{Flow, WireDecoder, push_unless_empty};
+use super::{
+    Block, Endpoint, EventStream, Message, ModelClient, ModelRequest, ProviderError, Role,
+    StopReason, StreamEvent, ToolCall, ToolResult, ToolSpec, Usage,
+};
+
+/// Starts the content of a failed tool's result: this wire has no `is_error` flag.
+const TOOL_ERROR_MARKER: &str = "Error: ";
+
+/// The host whose models reject `max_tokens` (see [`TokenLimit`]).
+const OPENAI_HOST: &str = "api.openai.com";
+
+/// Separates joined text parts (system prompt parts, several text blocks).
+const PARAGRAPH_BREAK: &str = "\n\n";
+
+/// A client for OpenAI-compatible chat completions.
 pub struct OpenAiChatClient {
+    http: reqwest::Client,
     endpoint: Endpoint,
 }
 
 impl OpenAiChatClient {
-    pub fn new(_http: reqwest::Client, endpoint: Endpoint) -> Self {
-        Self { endpoint }
+    pub fn new(http: reqwest::Client, endpoint: Endpoint) -> Self {
+        Self { http, endpoint }
+    }
+
+    fn url(&self) -> String {
+        format!(
+            "{}/chat/completions",
+            self.endpoint.base_url.trim_end_matches('/')
+        )
+    }
+
+    fn headers(&self) -> Result<HeaderMap, ProviderError> {
+        let mut headers = HeaderMap::new();
+        if let Some(key) = &self.endpoint.api_key {
+            headers.insert(
+                header::AUTHORIZATION,
+                http::secret_header(&format!("Bearer {key}"))?,
+            );
+        }
+        Ok(headers)
     }
 }
 
@@ -17,7 +65,1118 @@ impl ModelClient for OpenAiChatClient {
         &self.endpoint.model
     }
 
-    async fn stream(&self, _request: &ModelRequest) -> Result<EventStream, ProviderError> {
-        Err(ProviderError::Setup("scaffold".into()))
+    async fn stream(&self, request: &ModelRequest) -> Result<EventStream, ProviderError> {
+        http::stream_events(
+            &self.http,
+            &self.url(),
+            self.headers()?,
+            &request_body(&self.endpoint.model, &self.endpoint.base_url, request),
+            OpenAiChatDecoder::default(),
+        )
+        .await
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Request body
+// ---------------------------------------------------------------------------------
+
+#[derive(Debug, Serialize)]
+struct RequestBody<'a> {
+    model: &'a str,
+    stream: bool,
+    stream_options: StreamOptions,
+    messages: Vec<WireMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+    #[serde(flatten)]
+    token_limit: TokenLimit,
+}
+
+#[derive(Debug, Serialize)]
+struct StreamOptions {
+    /// Asks for the final usage chunk.
+    include_usage: bool,
+}
+
+/// The output token limit. OpenAI's reasoning models reject the older `max_tokens`
+/// and want `max_completion_tokens`, while many compatible servers (Ollama,
+/// llama.cpp, vLLM) only know `max_tokens`, so the field follows the host.
+#[derive(Debug, Serialize)]
+enum TokenLimit {
+    #[serde(rename = "max_completion_tokens")]
+    MaxCompletionTokens(u32),
+    #[serde(rename = "max_tokens")]
+    MaxTokens(u32),
+}
+
+impl TokenLimit {
+    fn for_base_url(base_url: &str, limit: u32) -> Self {
+        let host = reqwest::Url::parse(base_url)
+            .ok()
+            .and_then(|url| url.host_str().map(str::to_owned));
+        if host.as_deref() == Some(OPENAI_HOST) {
+            TokenLimit::MaxCompletionTokens(limit)
+        } else {
+            TokenLimit::MaxTokens(limit)
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct WireTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireFunction<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct WireFunction<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}
+
+#[derive(Debug, PartialEq, Serialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+enum WireMessage<'a> {
+    System {
+        content: String,
+    },
+    User {
+        content: String,
+    },
+    Assistant {
+        /// `null` when the turn was only tool calls.
+        content: Option<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<WireToolCall<'a>>,
+    },
+    Tool {
+        tool_call_id: &'a str,
+        content: String,
+    },
+}
+
+#[derive(Debug, PartialEq, Serialize)]
+struct WireToolCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireCallFunction<'a>,
+}
+
+#[derive(Debug, PartialEq, Serialize)]
+struct WireCallFunction<'a> {
+    name: &'a str,
+    /// The arguments exactly as the model produced them.
+    arguments: &'a str,
+}
+
+/// The chat completions request body for `request`, sent to a server at `base_url`.
+fn request_body<'a>(model: &'a str, base_url: &str, request: &'a ModelRequest) -> RequestBody<'a> {
+    let mut messages = Vec::new();
+    if let Some(system) = join_non_empty(request.system.iter().map(String::as_str)) {
+        messages.push(WireMessage::System { content: system });
+    }
+    for message in &request.messages {
+        match message.role {
+            Role::User => push_user_message(&mut messages, message),
+            Role::Assistant => messages.extend(assistant_message(message)),
+        }
+    }
+    if let Some(context) = &request.volatile_context {
+        messages.push(WireMessage::User {
+            content: context.clone(),
+        });
+    }
+    RequestBody {
+        model,
+        stream: true,
+        stream_options: StreamOptions {
+            include_usage: true,
+        },
+        messages,
+        tools: request.tools.iter().map(wire_tool).collect(),
+        token_limit: TokenLimit::for_base_url(base_url, request.max_tokens),
+    }
+}
+
+fn wire_tool(tool: &ToolSpec) -> WireTool<'_> {
+    WireTool {
+        kind: "function",
+        function: WireFunction {
+            name: &tool.name,
+            description: &tool.description,
+            parameters: &tool.input_schema,
+        },
+    }
+}
+
+/// Tool results become `tool` messages, which must directly follow the assistant
+/// message that made the calls; the user's own text comes after them.
+fn push_user_message<'a>(messages: &mut Vec<WireMessage<'a>>, message: &'a Message) {
+    messages.extend(message.tool_results().map(tool_message));
+    if let Some(content) = join_non_empty(texts(message)) {
+        messages.push(WireMessage::User { content });
+    }
+}
+
+fn tool_message(result: &ToolResult) -> WireMessage<'_> {
+    let content = if result.is_error {
+        format!("{TOOL_ERROR_MARKER}{}", result.content)
+    } else {
+        result.content.clone()
+    };
+    WireMessage::Tool {
+        tool_call_id: &result.call_id,
+        content,
+    }
+}
+
+/// The assistant turn without its reasoning (this wire has no field to send it back
+/// in), or `None` if nothing else is left.
+fn assistant_message(message: &Message) -> Option<WireMessage<'_>> {
+    let content = join_non_empty(texts(message));
+    let tool_calls: Vec<WireToolCall<'_>> = message.tool_calls().map(wire_tool_call).collect();
+    if content.is_none() && tool_calls.is_empty() {
+        return None;
+    }
+    Some(WireMessage::Assistant {
+        content,
+        tool_calls,
+    })
+}
+
+fn wire_tool_call(call: &ToolCall) -> WireToolCall<'_> {
+    WireToolCall {
+        id: &call.id,
+        kind: "function",
+        function: WireCallFunction {
+            name: &call.name,
+            arguments: &call.arguments,
+        },
+    }
+}
+
+fn texts(message: &Message) -> impl Iterator<Item = &str> {
+    message.content.iter().filter_map(|block| match block {
+        Block::Text { text } => Some(text.as_str()),
+        _ => None,
+    })
+}
+
+/// The non-empty parts joined by a blank line, or `None` if there are none.
+fn join_non_empty<'a>(parts: impl Iterator<Item = &'a str>) -> Option<String> {
+    let parts: Vec<&str> = parts.filter(|part| !part.is_empty()).collect();
+    (!parts.is_empty()).then(|| parts.join(PARAGRAPH_BREAK))
+}
+
+// ---------------------------------------------------------------------------------
+// Event stream
+// ---------------------------------------------------------------------------------
+
+/// The payload that ends the stream.
+const DONE: &str = "[DONE]";
+
+/// One `chat.completion.chunk`. Every field is optional because compatible servers
+/// omit or null them freely (vLLM sends `"choices": null` in the usage chunk).
+#[derive(Debug, Deserialize)]
+struct Chunk {
+    choices: Option<Vec<Choice>>,
+    usage: Option<WireUsage>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Choice {
+    delta: Option<Delta>,
+    finish_reason: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Delta {
+    content: Option<String>,
+    /// Reasoning text: `reasoning_content` (DeepSeek, vLLM, llama.cpp) or `reasoning`
+    /// (Ollama, newer vLLM).
+    reasoning_content: Option<String>,
+    reasoning: Option<String>,
+    tool_calls: Option<Vec<ToolCallDelta>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ToolCallDelta {
+    index: Option<u64>,
+    id: Option<String>,
+    function: Option<FunctionDelta>,
+}
+
+#[derive(Debug, Deserialize)]
+struct FunctionDelta {
+    name: Option<String>,
+    arguments: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct WireUsage {
+    prompt_tokens: Option<u64>,
+    completion_tokens: Option<u64>,
+    prompt_tokens_details: Option<PromptTokensDetails>,
+}
+
+#[derive(Debug, Deserialize)]
+struct PromptTokensDetails {
+    cached_tokens: Option<u64>,
+}
+
+/// The tool call whose fragments are arriving. Calls stream one after another, so a
+/// fragment for another index completes the open one.
+#[derive(Debug)]
+struct OpenCall {
+    index: u64,
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// Decodes the chat completions chunk stream.
+#[derive(Debug, Default)]
+pub struct OpenAiChatDecoder {
+    open_call: Option<OpenCall>,
+    calls_started: u64,
+    stop_reason: Option<StopReason>,
+    usage: Usage,
+}
+
+impl WireDecoder for OpenAiChatDecoder {
+    const TERMINAL_EVENT: &'static str = "`data: [DONE]` line";
+
+    fn decode(
+        &mut self,
+        event: &SseEvent,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<Flow, ProviderError> {
+        if event.data.trim() == DONE {
+            out.push(self.finish()?);
+            return Ok(Flow::Finished);
+        }
+        let value: Value = serde_json::from_str(&event.data).map_err(|err| {
+            ProviderError::Malformed(format!("undecodable chunk `{}`: {err}", event.data))
+        })?;
+        if let Some(error) = value.get("error").filter(|error| !error.is_null()) {
+            return Err(api_error(error));
+        }
+        let chunk: Chunk = serde_json::from_value(value).map_err(|err| {
+            ProviderError::Malformed(format!("unexpected chunk `{}`: {err}", event.data))
+        })?;
+        if let Some(usage) = chunk.usage {
+            self.usage = usage.into();
+        }
+        // duet never asks for several choices; the first is the answer.
+        if let Some(choice) = chunk.choices.into_iter().flatten().next() {
+            self.apply_choice(choice, out)?;
+        }
+        Ok(Flow::Continue)
+    }
+}
+
+impl OpenAiChatDecoder {
+    fn apply_choice(
+        &mut self,
+        choice: Choice,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        if let Some(delta) = choice.delta {
+            self.apply_delta(delta, out)?;
+        }
+        if let Some(reason) = choice.finish_reason {
+            self.close_call(out);
+            self.stop_reason = Some(stop_reason(&reason));
+        }
+        Ok(())
+    }
+
+    fn apply_delta(
+        &mut self,
+        delta: Delta,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        // Servers that send both reasoning fields send the same text in each.
+        if let Some(text) = delta.reasoning_content.or(delta.reasoning) {
+            push_unless_empty(out, text, |text| StreamEvent::ThinkingDelta { text });
+        }
+        if let Some(text) = delta.content {
+            push_unless_empty(out, text, |text| StreamEvent::TextDelta { text });
+        }
+        for fragment in delta.tool_calls.into_iter().flatten() {
+            self.apply_tool_fragment(fragment, out)?;
+        }
+        Ok(())
+    }
+
+    fn apply_tool_fragment(
+        &mut self,
+        fragment: ToolCallDelta,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        let id = fragment.id.filter(|id| !id.is_empty());
+        let (name, arguments) = fragment
+            .function
+            .map(|function| (function.name, function.arguments))
+            .unwrap_or_default();
+        let name = name.filter(|name| !name.is_empty());
+        let index = fragment
+            .index
+            .unwrap_or_else(|| self.infer_index(id.as_deref(), name.is_some()));
+        let continues_open_call = self
+            .open_call
+            .as_ref()
+            .is_some_and(|call| call.index == index);
+        if !continues_open_call {
+            self.close_call(out);
+            self.start_call(index, id, name, out)?;
+        }
+        if let (Some(fragment), Some(call)) = (arguments, self.open_call.as_mut()) {
+            if !fragment.is_empty() {
+                call.arguments.push_str(&fragment);
+                out.push(StreamEvent::ToolCallArgsDelta {
+                    id: call.id.clone(),
+                    fragment,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The index of a fragment that lacks one. It continues the open call unless it
+    /// brings a different id, or no id but a function name (names come only on a
+    /// call's first fragment); then it starts the next call.
+    fn infer_index(&self, id: Option<&str>, has_name: bool) -> u64 {
+        let Some(call) = &self.open_call else {
+            return self.calls_started;
+        };
+        let starts_new_call = match id {
+            Some(id) => id != call.id,
+            None => has_name,
+        };
+        if starts_new_call {
+            self.calls_started.max(call.index + 1)
+        } else {
+            call.index
+        }
+    }
+
+    fn start_call(
+        &mut self,
+        index: u64,
+        id: Option<String>,
+        name: Option<String>,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        let name = name.ok_or_else(|| {
+            ProviderError::Malformed(format!("tool call {index} started without a function name"))
+        })?;
+        // Some local servers omit ids; results still need one to refer to.
+        let id = id.unwrap_or_else(|| format!("call_{}", self.calls_started));
+        self.calls_started += 1;
+        out.push(StreamEvent::ToolCallStart {
+            id: id.clone(),
+            name: name.clone(),
+        });
+        self.open_call = Some(OpenCall {
+            index,
+            id,
+            name,
+            arguments: String::new(),
+        });
+        Ok(())
+    }
+
+    fn close_call(&mut self, out: &mut Vec<StreamEvent>) {
+        if let Some(call) = self.open_call.take() {
+            let arguments = if call.arguments.is_empty() {
+                "{}".to_owned()
+            } else {
+                call.arguments
+            };
+            out.push(StreamEvent::ToolCallEnd {
+                call: ToolCall {
+                    id: call.id,
+                    name: call.name,
+                    arguments,
+                },
+            });
+        }
+    }
+
+    /// `[DONE]` ends the stream, but only a `finish_reason` says the model finished:
+    /// without one the answer was cut off (a server or proxy gave up), so the call
+    /// is reported as truncated rather than as a complete answer.
+    fn finish(&mut self) -> Result<StreamEvent, ProviderError> {
+        let stop_reason = self.stop_reason.take().ok_or_else(|| {
+            ProviderError::Truncated("`[DONE]` arrived without a finish_reason".into())
+        })?;
+        Ok(StreamEvent::Finished {
+            stop_reason,
+            usage: self.usage,
+        })
+    }
+}
+
+impl From<WireUsage> for Usage {
+    /// OpenAI counts cached tokens inside `prompt_tokens`; duet's `input_tokens` are
+    /// the uncached ones, as on the Anthropic wire.
+    fn from(usage: WireUsage) -> Self {
+        let prompt = usage.prompt_tokens.unwrap_or(0);
+        let cached = usage
+            .prompt_tokens_details
+            .and_then(|details| details.cached_tokens)
+            .unwrap_or(0);
+        Usage {
+            input_tokens: prompt.saturating_sub(cached),
+            output_tokens: usage.completion_tokens.unwrap_or(0),
+            cache_read_tokens: cached,
+            cache_write_tokens: 0,
+        }
+    }
+}
+
+fn api_error(error: &Value) -> ProviderError {
+    let parts = ErrorParts::of(error);
+    ProviderError::Api {
+        kind: parts.kind.unwrap_or_else(|| "error".to_owned()),
+        message: parts.message.unwrap_or_else(|| error.to_string()),
+    }
+}
+
+fn stop_reason(reason: &str) -> StopReason {
+    match reason {
+        "stop" => StopReason::EndTurn,
+        "tool_calls" | "function_call" => StopReason::ToolUse,
+        "length" => StopReason::MaxTokens,
+        "content_filter" => StopReason::Refusal,
+        other => StopReason::Other(other.to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::Router;
+    use axum::body::Body;
+    use axum::http::{HeaderMap as AxumHeaders, Response, StatusCode};
+    use axum::routing::post;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    use super::*;
+    use crate::provider::Wire;
+    use crate::provider::http::testing::serve;
+    use crate::provider::stream::testing::{
+        Outcome, assert_chunking_invariant, collect, decode_whole,
+    };
+
+    const FIXTURE: &str = include_str!("../../tests/fixtures/openai/reasoning_text_two_tools.sse");
+    const OLLAMA_FIXTURE: &str = include_str!("../../tests/fixtures/openai/ollama_whole_calls.sse");
+
+    const LOCAL: &str = "http://127.0.0.1:11434/v1";
+
+    fn body_json(base_url: &str, request: &ModelRequest) -> Value {
+        serde_json::to_value(request_body("gpt-test", base_url, request)).unwrap()
+    }
+
+    fn request(messages: Vec<Message>) -> ModelRequest {
+        ModelRequest {
+            system: Vec::new(),
+            tools: Vec::new(),
+            messages,
+            volatile_context: None,
+            max_tokens: 2048,
+        }
+    }
+
+    fn message(role: Role, content: Vec<Block>) -> Message {
+        Message { role, content }
+    }
+
+    fn text(text: &str) -> Block {
+        Block::Text { text: text.into() }
+    }
+
+    fn call(id: &str, name: &str, arguments: &str) -> Block {
+        Block::ToolCall(ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+        })
+    }
+
+    fn result(call_id: &str, content: &str, is_error: bool) -> Block {
+        Block::ToolResult(ToolResult {
+            call_id: call_id.into(),
+            content: content.into(),
+            is_error,
+        })
+    }
+
+    #[test]
+    fn builds_the_full_request() {
+        let schema = json!({"type": "object", "properties": {"path": {"type": "string"}}});
+        let mut request = request(vec![
+            Message::user_text("Fix the failing test."),
+            message(
+                Role::Assistant,
+                vec![
+                    Block::Thinking {
+                        thinking: "Read first.".into(),
+                        signature: None,
+                    },
+                    text("Reading."),
+                    call("call_1", "read", r#"{"path":"src/lib.rs"}"#),
+                    call("call_2", "grep", "{not json"),
+                ],
+            ),
+            message(
+                Role::User,
+                vec![
+                    text("Also check the docs."),
+                    result("call_1", "fn main() {}", false),
+                    result("call_2", "the arguments are not valid JSON", true),
+                ],
+            ),
+        ]);
+        request.system = vec![
+            "You are duet.".into(),
+            String::new(),
+            "Project rules.".into(),
+        ];
+        request.tools = vec![ToolSpec {
+            name: "read".into(),
+            description: "Reads a file.".into(),
+            input_schema: schema.clone(),
+        }];
+        request.volatile_context = Some("cwd: /repo".into());
+
+        assert_eq!(
+            body_json(LOCAL, &request),
+            json!({
+                "model": "gpt-test",
+                "stream": true,
+                "stream_options": {"include_usage": true},
+                "max_tokens": 2048,
+                "tools": [{
+                    "type": "function",
+                    "function": {"name": "read", "description": "Reads a file.", "parameters": schema}
+                }],
+                "messages": [
+                    {"role": "system", "content": "You are duet.\n\nProject rules."},
+                    {"role": "user", "content": "Fix the failing test."},
+                    {"role": "assistant", "content": "Reading.", "tool_calls": [
+                        {"id": "call_1", "type": "function",
+                         "function": {"name": "read", "arguments": "{\"path\":\"src/lib.rs\"}"}},
+                        {"id": "call_2", "type": "function",
+                         "function": {"name": "grep", "arguments": "{not json"}}
+                    ]},
+                    {"role": "tool", "tool_call_id": "call_1", "content": "fn main() {}"},
+                    {"role": "tool", "tool_call_id": "call_2",
+                     "content": "Error: the arguments are not valid JSON"},
+                    {"role": "user", "content": "Also check the docs."},
+                    {"role": "user", "content": "cwd: /repo"}
+                ]
+            })
+        );
+    }
+
+    #[test]
+    fn tool_only_turns_send_null_content_and_empty_turns_are_dropped() {
+        let request = request(vec![
+            Message::user_text("go"),
+            message(
+                Role::Assistant,
+                vec![
+                    Block::Thinking {
+                        thinking: "only thoughts".into(),
+                        signature: Some("sig".into()),
+                    },
+                    text(""),
+                ],
+            ),
+            message(Role::Assistant, vec![call("c1", "glob", "{}")]),
+            message(Role::User, vec![result("c1", "", false), text("")]),
+            message(Role::User, vec![text("first"), text(""), text("second")]),
+        ]);
+        assert_eq!(
+            body_json(LOCAL, &request)["messages"],
+            json!([
+                {"role": "user", "content": "go"},
+                {"role": "assistant", "content": null, "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "glob", "arguments": "{}"}}
+                ]},
+                {"role": "tool", "tool_call_id": "c1", "content": ""},
+                {"role": "user", "content": "first\n\nsecond"}
+            ])
+        );
+    }
+
+    #[test]
+    fn picks_the_token_limit_field_by_host() {
+        let request = request(vec![Message::user_text("hi")]);
+        let limit_fields = |base_url: &str| {
+            let body = body_json(base_url, &request);
+            (
+                body.get("max_tokens").cloned(),
+                body.get("max_completion_tokens").cloned(),
+            )
+        };
+        assert_eq!(
+            limit_fields("https://api.openai.com/v1"),
+            (None, Some(json!(2048)))
+        );
+        assert_eq!(
+            limit_fields("https://api.openai.com/v1/"),
+            (None, Some(json!(2048)))
+        );
+        assert_eq!(limit_fields(LOCAL), (Some(json!(2048)), None));
+        assert_eq!(
+            limit_fields("https://api.openai.com.example.org/v1"),
+            (Some(json!(2048)), None)
+        );
+        assert_eq!(limit_fields("not a url"), (Some(json!(2048)), None));
+    }
+
+    fn fixture_events() -> Vec<StreamEvent> {
+        let read_id = "call_Qx3vT8mZ";
+        let grep_id = "call_Lk9wP2rD";
+        let thinking = |text: &str| StreamEvent::ThinkingDelta { text: text.into() };
+        let text = |text: &str| StreamEvent::TextDelta { text: text.into() };
+        let args = |id: &str, fragment: &str| StreamEvent::ToolCallArgsDelta {
+            id: id.into(),
+            fragment: fragment.into(),
+        };
+        vec![
+            thinking("The test fails in "),
+            thinking("`parse`. "),
+            thinking("Read the file, then grep."),
+            text("I'll read "),
+            text("the parser — “ünïcode” "),
+            text("and all 🦀."),
+            StreamEvent::ToolCallStart {
+                id: read_id.into(),
+                name: "read".into(),
+            },
+            args(read_id, "{\"pa"),
+            args(read_id, "th\": \"src/"),
+            args(read_id, "lib.rs\""),
+            args(read_id, ", \"offset\": 1"),
+            args(read_id, "20}"),
+            StreamEvent::ToolCallEnd {
+                call: ToolCall {
+                    id: read_id.into(),
+                    name: "read".into(),
+                    arguments: r#"{"path": "src/lib.rs", "offset": 120}"#.into(),
+                },
+            },
+            StreamEvent::ToolCallStart {
+                id: grep_id.into(),
+                name: "grep".into(),
+            },
+            args(grep_id, "{\"pattern\""),
+            args(grep_id, ": \"fn pa"),
+            args(grep_id, r#"rse\\(", "glob": "#),
+            args(grep_id, "\"*.rs\"}"),
+            StreamEvent::ToolCallEnd {
+                call: ToolCall {
+                    id: grep_id.into(),
+                    name: "grep".into(),
+                    arguments: r#"{"pattern": "fn parse\\(", "glob": "*.rs"}"#.into(),
+                },
+            },
+            StreamEvent::Finished {
+                stop_reason: StopReason::ToolUse,
+                usage: Usage {
+                    input_tokens: 2560,
+                    output_tokens: 187,
+                    cache_read_tokens: 10240,
+                    cache_write_tokens: 0,
+                },
+            },
+        ]
+    }
+
+    fn decode(input: &str) -> Outcome {
+        decode_whole(input.as_bytes(), OpenAiChatDecoder::default())
+    }
+
+    #[test]
+    fn decodes_the_recorded_stream() {
+        assert_eq!(decode(FIXTURE), Outcome::ok(fixture_events()));
+    }
+
+    #[test]
+    fn decodes_the_recorded_stream_however_it_is_chunked() {
+        assert_chunking_invariant(
+            FIXTURE.as_bytes(),
+            OpenAiChatDecoder::default,
+            &Outcome::ok(fixture_events()),
+        );
+    }
+
+    #[test]
+    fn decodes_the_recorded_stream_with_crlf_line_endings() {
+        let crlf = FIXTURE.replace('\n', "\r\n");
+        assert_eq!(decode(&crlf), Outcome::ok(fixture_events()));
+    }
+
+    #[test]
+    fn decodes_whole_calls_without_index_or_id() {
+        let read = ToolCall {
+            id: "call_a1b2c3".into(),
+            name: "read".into(),
+            arguments: r#"{"path":"README.md"}"#.into(),
+        };
+        let glob = ToolCall {
+            id: "call_1".into(),
+            name: "glob".into(),
+            arguments: r#"{"pattern":"src/**/*.rs"}"#.into(),
+        };
+        let expected = Outcome::ok(vec![
+            StreamEvent::ThinkingDelta {
+                text: "Two files to look at.".into(),
+            },
+            StreamEvent::TextDelta {
+                text: "Checking both.".into(),
+            },
+            StreamEvent::ToolCallStart {
+                id: read.id.clone(),
+                name: read.name.clone(),
+            },
+            StreamEvent::ToolCallArgsDelta {
+                id: read.id.clone(),
+                fragment: read.arguments.clone(),
+            },
+            StreamEvent::ToolCallEnd { call: read },
+            StreamEvent::ToolCallStart {
+                id: glob.id.clone(),
+                name: glob.name.clone(),
+            },
+            StreamEvent::ToolCallArgsDelta {
+                id: glob.id.clone(),
+                fragment: glob.arguments.clone(),
+            },
+            StreamEvent::ToolCallEnd { call: glob },
+            StreamEvent::Finished {
+                stop_reason: StopReason::EndTurn,
+                usage: Usage {
+                    input_tokens: 900,
+                    output_tokens: 61,
+                    ..Usage::default()
+                },
+            },
+        ]);
+        assert_chunking_invariant(
+            OLLAMA_FIXTURE.as_bytes(),
+            OpenAiChatDecoder::default,
+            &expected,
+        );
+    }
+
+    /// A chunk whose first choice has `delta` and `finish_reason`.
+    fn chunk(delta: Value, finish_reason: Option<&str>) -> String {
+        let chunk = json!({
+            "id": "chatcmpl-1",
+            "object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]
+        });
+        format!("data: {chunk}\n\n")
+    }
+
+    const DONE_LINE: &str = "data: [DONE]\n\n";
+
+    fn tool_fragment(
+        index: Option<u64>,
+        id: Option<&str>,
+        name: Option<&str>,
+        arguments: &str,
+    ) -> String {
+        let mut fragment = json!({"function": {"arguments": arguments}});
+        if let Some(index) = index {
+            fragment["index"] = json!(index);
+        }
+        if let Some(id) = id {
+            fragment["id"] = json!(id);
+        }
+        if let Some(name) = name {
+            fragment["function"]["name"] = json!(name);
+        }
+        chunk(json!({"tool_calls": [fragment]}), None)
+    }
+
+    fn tool_events(outcome: &Outcome) -> Vec<ToolCall> {
+        outcome
+            .events
+            .iter()
+            .filter_map(|event| match event {
+                StreamEvent::ToolCallEnd { call } => Some(call.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn tool_call(id: &str, name: &str, arguments: &str) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+        }
+    }
+
+    #[test]
+    fn tolerates_missing_indexes_repeated_ids_and_empty_arguments() {
+        let stream = [
+            // No index: fragments continue the open call until a new id arrives.
+            tool_fragment(None, Some("a"), Some("read"), "{\"path\":"),
+            tool_fragment(None, None, None, "\"x\"}"),
+            // The id repeated on a later fragment is the same call.
+            tool_fragment(None, Some("a"), None, ""),
+            tool_fragment(None, Some("b"), Some("glob"), ""),
+            // Explicit index with the id repeated, then a nameless, idless new call
+            // would be malformed, so the next one names itself.
+            tool_fragment(Some(5), None, Some("write"), "{}"),
+            tool_fragment(Some(5), Some("call_2"), None, ""),
+            chunk(json!({}), Some("tool_calls")),
+            DONE_LINE.to_owned(),
+        ]
+        .concat();
+        let outcome = decode(&stream);
+        assert_eq!(outcome.error, None);
+        assert_eq!(
+            tool_events(&outcome),
+            vec![
+                tool_call("a", "read", "{\"path\":\"x\"}"),
+                tool_call("b", "glob", "{}"),
+                tool_call("call_2", "write", "{}"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_call_without_a_function_name_is_malformed() {
+        let stream = [
+            tool_fragment(Some(0), Some("a"), None, "{}"),
+            DONE_LINE.to_owned(),
+        ]
+        .concat();
+        assert_eq!(
+            decode(&stream),
+            Outcome::failed(
+                Vec::new(),
+                &ProviderError::Malformed("tool call 0 started without a function name".into())
+            )
+        );
+    }
+
+    #[test]
+    fn maps_finish_reasons() {
+        let cases = [
+            ("stop", StopReason::EndTurn),
+            ("tool_calls", StopReason::ToolUse),
+            ("function_call", StopReason::ToolUse),
+            ("length", StopReason::MaxTokens),
+            ("content_filter", StopReason::Refusal),
+            ("eos", StopReason::Other("eos".into())),
+        ];
+        for (wire, expected) in cases {
+            let stream = [
+                chunk(json!({"content": "x"}), Some(wire)),
+                DONE_LINE.to_owned(),
+            ]
+            .concat();
+            assert_eq!(
+                decode(&stream).events.last(),
+                Some(&StreamEvent::Finished {
+                    stop_reason: expected,
+                    usage: Usage::default()
+                }),
+                "{wire}"
+            );
+        }
+    }
+
+    #[test]
+    fn reads_usage_from_a_null_choices_chunk() {
+        let stream = [
+            chunk(json!({"content": "hi"}), Some("stop")),
+            "data: {\"choices\":null,\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":2,\"prompt_tokens_details\":null}}\n\n".to_owned(),
+            DONE_LINE.to_owned(),
+        ]
+        .concat();
+        assert_eq!(
+            decode(&stream),
+            Outcome::ok(vec![
+                StreamEvent::TextDelta { text: "hi".into() },
+                StreamEvent::Finished {
+                    stop_reason: StopReason::EndTurn,
+                    usage: Usage {
+                        input_tokens: 10,
+                        output_tokens: 2,
+                        ..Usage::default()
+                    }
+                }
+            ])
+        );
+    }
+
+    #[test]
+    fn done_without_a_finish_reason_is_truncated() {
+        let stream = [chunk(json!({"content": "hi"}), None), DONE_LINE.to_owned()].concat();
+        assert_eq!(
+            decode(&stream),
+            Outcome::failed(
+                vec![StreamEvent::TextDelta { text: "hi".into() }],
+                &ProviderError::Truncated("`[DONE]` arrived without a finish_reason".into())
+            )
+        );
+    }
+
+    #[test]
+    fn a_stream_cut_before_done_is_truncated() {
+        let cut = FIXTURE.split("data: [DONE]").next().unwrap();
+        let mut before_finish = fixture_events();
+        before_finish.pop();
+        assert_eq!(
+            decode(cut),
+            Outcome::failed(
+                before_finish,
+                &ProviderError::Truncated("the body ended without the `data: [DONE]` line".into())
+            )
+        );
+    }
+
+    #[test]
+    fn an_error_payload_mid_stream_is_an_api_error() {
+        let stream = [
+            chunk(json!({"content": "hi"}), None),
+            "data: {\"error\":{\"message\":\"The server had an error while processing your request.\",\"type\":\"server_error\",\"param\":null,\"code\":null}}\n\n".to_owned(),
+            DONE_LINE.to_owned(),
+        ]
+        .concat();
+        assert_eq!(
+            decode(&stream),
+            Outcome::failed(
+                vec![StreamEvent::TextDelta { text: "hi".into() }],
+                &ProviderError::Api {
+                    kind: "server_error".into(),
+                    message: "The server had an error while processing your request.".into()
+                }
+            )
+        );
+        let bare = "event: error\ndata: {\"error\":\"model crashed\"}\n\n";
+        assert_eq!(
+            decode(bare),
+            Outcome::failed(
+                Vec::new(),
+                &ProviderError::Api {
+                    kind: "error".into(),
+                    message: "model crashed".into()
+                }
+            )
+        );
+    }
+
+    #[test]
+    fn malformed_json_is_malformed() {
+        let stream = [
+            chunk(json!({"content": "hi"}), None),
+            "data: {\"choices\":[{\n\n".to_owned(),
+        ]
+        .concat();
+        let outcome = decode(&stream);
+        assert_eq!(
+            outcome.events,
+            vec![StreamEvent::TextDelta { text: "hi".into() }]
+        );
+        let error = outcome.error.unwrap();
+        assert!(
+            error.starts_with("Malformed(\"undecodable chunk"),
+            "{error}"
+        );
+
+        let wrong_shape = "data: {\"choices\":[{\"delta\":{\"content\":5}}]}\n\n";
+        let error = decode(wrong_shape).error.unwrap();
+        assert!(error.starts_with("Malformed(\"unexpected chunk"), "{error}");
+    }
+
+    fn endpoint(base_url: String, api_key: Option<&str>) -> Endpoint {
+        Endpoint {
+            wire: Wire::OpenAiChat,
+            base_url,
+            api_key: api_key.map(str::to_owned),
+            model: "gpt-test".into(),
+        }
+    }
+
+    /// Answers with the fixture stream after checking the request the client sent.
+    async fn recorded_stream(headers: AxumHeaders, body: String) -> Response<Body> {
+        let body: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(headers["authorization"].to_str().unwrap(), "Bearer sk-test");
+        assert_eq!(
+            headers["content-type"].to_str().unwrap(),
+            "application/json"
+        );
+        assert_eq!(body["model"], "gpt-test");
+        assert_eq!(body["stream"], true);
+        Response::builder()
+            .status(StatusCode::OK)
+            .header("content-type", "text/event-stream")
+            .body(Body::from(FIXTURE))
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn streams_from_a_server_with_the_documented_request() {
+        let addr = serve(Router::new().route("/v1/chat/completions", post(recorded_stream))).await;
+        let client = OpenAiChatClient::new(
+            http::client().unwrap(),
+            endpoint(format!("http://{addr}/v1/"), Some("sk-test")),
+        );
+        assert_eq!(client.model(), "gpt-test");
+        let stream = client
+            .stream(&request(vec![Message::user_text("hi")]))
+            .await
+            .unwrap();
+        assert_eq!(collect(stream).await, Outcome::ok(fixture_events()));
+    }
+
+    #[tokio::test]
+    async fn sends_no_authorization_without_a_key_and_reports_http_errors() {
+        let router = Router::new().route(
+            "/v1/chat/completions",
+            post(|headers: AxumHeaders| async move {
+                let status = if headers.contains_key("authorization") {
+                    StatusCode::BAD_REQUEST
+                } else {
+                    StatusCode::NOT_FOUND
+                };
+                (
+                    status,
+                    [("retry-after", "3")],
+                    r#"{"error":{"message":"model \"gpt-test\" not found, try pulling it first","type":"api_error","param":null,"code":null}}"#,
+                )
+            }),
+        );
+        let addr = serve(router).await;
+        let client = OpenAiChatClient::new(
+            http::client().unwrap(),
+            endpoint(format!("http://{addr}/v1"), None),
+        );
+        let err = client
+            .stream(&request(vec![Message::user_text("hi")]))
+            .await
+            .err()
+            .unwrap();
+        assert!(
+            matches!(&err, ProviderError::Http { status: 404, message, retry_after: Some(after), .. }
+                if message == "model \"gpt-test\" not found, try pulling it first"
+                    && *after == std::time::Duration::from_secs(3)),
+            "{err:?}"
+        );
     }
 }
