@@ -8,6 +8,7 @@
 //! silent success.
 
 pub mod anthropic;
+mod arguments;
 mod error;
 mod http;
 mod message;

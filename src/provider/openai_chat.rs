@@ -12,6 +12,7 @@ use reqwest::header::{self, HeaderMap};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::arguments::ArgumentsBuffer;
 use super::http::{self, ErrorParts};
 use super::sse::SseEvent;
 use super::stream::{Flow, WireDecoder, push_unless_empty};
@@ -329,19 +330,23 @@ struct PromptTokensDetails {
 }
 
 /// The tool call whose fragments are arriving. Calls stream one after another, so a
-/// fragment for another index completes the open one.
+/// fragment for another index completes the open one; so does the closing brace of
+/// its arguments object, whichever comes first.
 #[derive(Debug)]
 struct OpenCall {
     index: u64,
     id: String,
     name: String,
-    arguments: String,
+    arguments: ArgumentsBuffer,
 }
 
 /// Decodes the chat completions chunk stream.
 #[derive(Debug, Default)]
 pub struct OpenAiChatDecoder {
     open_call: Option<OpenCall>,
+    /// The call closed early by its complete arguments (index, id): later fragments of
+    /// it may still repeat its id or carry whitespace, and are ignored.
+    closed_early: Option<(u64, String)>,
     calls_started: u64,
     stop_reason: Option<StopReason>,
     usage: Usage,
@@ -427,6 +432,18 @@ impl OpenAiChatDecoder {
         let index = fragment
             .index
             .unwrap_or_else(|| self.infer_index(id.as_deref(), name.is_some()));
+        let closed_early = self
+            .closed_early
+            .as_ref()
+            .is_some_and(|(closed, _)| *closed == index);
+        if closed_early && name.is_none() {
+            return match arguments.as_deref().map(str::trim) {
+                None | Some("") => Ok(()),
+                Some(extra) => Err(ProviderError::Malformed(format!(
+                    "tool call {index} sent `{extra}` after its complete arguments object"
+                ))),
+            };
+        }
         let continues_open_call = self
             .open_call
             .as_ref()
@@ -435,14 +452,19 @@ impl OpenAiChatDecoder {
             self.close_call(out);
             self.start_call(index, id, name, out)?;
         }
-        if let (Some(fragment), Some(call)) = (arguments, self.open_call.as_mut()) {
-            if !fragment.is_empty() {
-                call.arguments.push_str(&fragment);
-                out.push(StreamEvent::ToolCallArgsDelta {
-                    id: call.id.clone(),
-                    fragment,
-                });
-            }
+        let Some(call) = self.open_call.as_mut() else {
+            return Ok(());
+        };
+        if let Some(fragment) = arguments.filter(|fragment| !fragment.is_empty()) {
+            call.arguments.push(&fragment);
+            out.push(StreamEvent::ToolCallArgsDelta {
+                id: call.id.clone(),
+                fragment,
+            });
+        }
+        if call.arguments.is_complete_object() {
+            self.closed_early = Some((index, call.id.clone()));
+            self.close_call(out);
         }
         Ok(())
     }
@@ -451,17 +473,22 @@ impl OpenAiChatDecoder {
     /// brings a different id, or no id but a function name (names come only on a
     /// call's first fragment); then it starts the next call.
     fn infer_index(&self, id: Option<&str>, has_name: bool) -> u64 {
-        let Some(call) = &self.open_call else {
+        let current = match (&self.open_call, &self.closed_early) {
+            (Some(call), _) => Some((call.index, call.id.as_str())),
+            (None, Some((index, closed_id))) => Some((*index, closed_id.as_str())),
+            (None, None) => None,
+        };
+        let Some((index, current_id)) = current else {
             return self.calls_started;
         };
         let starts_new_call = match id {
-            Some(id) => id != call.id,
+            Some(id) => id != current_id,
             None => has_name,
         };
         if starts_new_call {
-            self.calls_started.max(call.index + 1)
+            self.calls_started.max(index + 1)
         } else {
-            call.index
+            index
         }
     }
 
@@ -486,7 +513,7 @@ impl OpenAiChatDecoder {
             index,
             id,
             name,
-            arguments: String::new(),
+            arguments: ArgumentsBuffer::default(),
         });
         Ok(())
     }
@@ -496,7 +523,7 @@ impl OpenAiChatDecoder {
             let arguments = if call.arguments.is_empty() {
                 "{}".to_owned()
             } else {
-                call.arguments
+                call.arguments.into_text()
             };
             out.push(StreamEvent::ToolCallEnd {
                 call: ToolCall {
@@ -926,6 +953,48 @@ mod tests {
             name: name.into(),
             arguments: arguments.into(),
         }
+    }
+
+    #[test]
+    fn a_call_ends_as_soon_as_its_arguments_object_closes() {
+        let stream = [
+            tool_fragment(Some(0), Some("a"), Some("read"), "{\"path\": \"a}"),
+            tool_fragment(Some(0), None, None, ".txt\"}"),
+            tool_fragment(Some(0), None, None, "  "),
+            tool_fragment(Some(1), Some("b"), Some("read"), "{\"path\": \"b.txt\"}"),
+            chunk(json!({}), Some("tool_calls")),
+            DONE_LINE.to_owned(),
+        ];
+        let events = |parts: &[String]| decode(&parts.concat()).events;
+        // The first call is complete before the second one appears in the stream.
+        let first_end = events(&stream[..2])
+            .into_iter()
+            .filter(|event| matches!(event, StreamEvent::ToolCallEnd { .. }))
+            .count();
+        assert_eq!(first_end, 1, "the closing brace completes the call");
+        let outcome = decode(&stream.concat());
+        assert_eq!(outcome.error, None);
+        assert_eq!(
+            tool_events(&outcome),
+            vec![
+                tool_call("a", "read", "{\"path\": \"a}.txt\"}"),
+                tool_call("b", "read", "{\"path\": \"b.txt\"}"),
+            ]
+        );
+    }
+
+    #[test]
+    fn text_after_a_complete_arguments_object_is_malformed() {
+        let stream = [
+            tool_fragment(Some(0), Some("a"), Some("read"), "{}"),
+            tool_fragment(Some(0), None, None, "{\"more\": 1}"),
+        ]
+        .concat();
+        let error = decode(&stream).error.unwrap_or_default();
+        assert!(
+            error.contains("after its complete arguments object"),
+            "{error}"
+        );
     }
 
     #[test]

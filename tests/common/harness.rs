@@ -238,16 +238,20 @@ fn collect_strings(value: &Value, out: &mut String) {
     }
 }
 
-/// The text of the last user-side message of a request (where steering and the
-/// environment block land).
+/// The text of everything after the last assistant message of a request: tool results,
+/// user text, steering messages and the environment block, whichever wire carries them.
 pub fn last_user_text(request: &RecordedRequest) -> String {
     let messages = request.body["messages"]
         .as_array()
         .cloned()
         .unwrap_or_default();
+    let start = messages
+        .iter()
+        .rposition(|m| m["role"] == "assistant")
+        .map_or(0, |index| index + 1);
     let mut out = String::new();
-    if let Some(last) = messages.iter().rev().find(|m| m["role"] == "user") {
-        collect_strings(&last["content"], &mut out);
+    for message in &messages[start..] {
+        collect_strings(&message["content"], &mut out);
     }
     out
 }

@@ -91,7 +91,8 @@ async fn exec_edits_a_real_file(wire: Wire) {
     }
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
-    let edit_result = &tool_results(&requests[2])[0];
+    let results = tool_results(&requests[2]);
+    let edit_result = results.last().unwrap();
     assert!(!edit_result.is_error, "{edit_result:?}");
     assert!(
         edit_result.content.contains("def sub(a, b):"),
