@@ -15,9 +15,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::files::{
-    Change, apply_change, blocking, directory_refusal, load_text, metadata_if_exists, not_found,
-};
+use super::files::{Change, apply_change, blocking, existing_file, load_text, not_found};
 use super::text::{count, line_numbers_at, push_numbered, thousands};
 use super::{Tool, ToolCtx, ToolError, ToolOutput, parse_args, schema_for};
 
@@ -74,14 +72,13 @@ impl Tool for Edit {
         let (change, replacements, regions) = blocking(move || {
             let abs = workspace.resolve(&args.path)?;
             let display = workspace.display(&abs);
-            let permissions = match metadata_if_exists(&abs, &display)? {
+            let permissions = match existing_file(&abs, &display)? {
                 None => {
                     return Err(not_found(
                         &display,
                         "edit only changes existing files; use write to create it.",
                     ));
                 }
-                Some(meta) if meta.is_dir() => return Err(directory_refusal(&display)),
                 Some(meta) => meta.permissions(),
             };
             let before = load_text(&abs, &display)?;

@@ -36,7 +36,7 @@ pub(crate) fn binary_refusal(display: &str, why: &str) -> ToolError {
 }
 
 /// The refusal for a directory where a file was expected.
-pub(crate) fn directory_refusal(display: &str) -> ToolError {
+fn directory_refusal(display: &str) -> ToolError {
     let listing = if display == "." {
         "*".to_string()
     } else {
@@ -74,6 +74,20 @@ pub(crate) fn metadata_if_exists(
         Ok(meta) => Ok(Some(meta)),
         Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(error) => Err(io_failure("inspect", display, &error)),
+    }
+}
+
+/// Metadata of the regular file at `abs`, or `None` if nothing exists there. A
+/// directory, pipe, socket or device is refused: opening a pipe or a device can block
+/// forever or never end, and none of them is a text file to read or edit.
+pub(crate) fn existing_file(abs: &Path, display: &str) -> Result<Option<fs::Metadata>, ToolError> {
+    match metadata_if_exists(abs, display)? {
+        Some(meta) if meta.is_dir() => Err(directory_refusal(display)),
+        Some(meta) if !meta.is_file() => Err(ToolError::Refused(format!(
+            "`{display}` is not a regular file (it is a pipe, socket or device), so it cannot \
+             be read or written as text."
+        ))),
+        found => Ok(found),
     }
 }
 
@@ -237,6 +251,29 @@ mod tests {
         assert_eq!(
             fs::metadata(&fresh).unwrap().permissions().mode(),
             fs::metadata(&reference).unwrap().permissions().mode()
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn pipes_are_refused_without_being_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let status = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let error = existing_file(&fifo, "pipe").unwrap_err().to_string();
+        assert!(error.contains("not a regular file"), "{error}");
+        assert!(matches!(
+            existing_file(dir.path(), "."),
+            Err(ToolError::Refused(_))
+        ));
+        assert!(
+            existing_file(&dir.path().join("none"), "none")
+                .unwrap()
+                .is_none()
         );
     }
 

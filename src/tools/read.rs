@@ -15,8 +15,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::files::{
-    BINARY_SNIFF_BYTES, binary_refusal, blocking, directory_refusal, has_binary_marker, io_failure,
-    metadata_if_exists, not_found,
+    BINARY_SNIFF_BYTES, binary_refusal, blocking, existing_file, has_binary_marker, io_failure,
+    not_found,
 };
 use super::text::{MAX_LINE_CHARS, count, cut_long_line, push_numbered, thousands};
 use super::{Concurrency, Tool, ToolCtx, ToolError, ToolOutput, parse_args, schema_for};
@@ -103,15 +103,11 @@ struct Window {
 }
 
 fn read_file(abs: &Path, display: &str, window: Window) -> Result<ToolOutput, ToolError> {
-    match metadata_if_exists(abs, display)? {
-        None => {
-            return Err(not_found(
-                display,
-                "Check the path; glob can find files by name (e.g. pattern `**/name.rs`).",
-            ));
-        }
-        Some(meta) if meta.is_dir() => return Err(directory_refusal(display)),
-        Some(_) => {}
+    if existing_file(abs, display)?.is_none() {
+        return Err(not_found(
+            display,
+            "Check the path; glob can find files by name (e.g. pattern `**/name.rs`).",
+        ));
     }
     let failed = |error: io::Error| io_failure("read", display, &error);
     let mut file = File::open(abs).map_err(failed)?;

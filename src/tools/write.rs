@@ -13,9 +13,7 @@ use serde_json::Value;
 
 use std::path::Path;
 
-use super::files::{
-    Change, apply_change, blocking, directory_refusal, io_failure, load_text, metadata_if_exists,
-};
+use super::files::{Change, apply_change, blocking, existing_file, io_failure, load_text};
 use super::text::{count, human_size};
 use super::{Tool, ToolCtx, ToolError, ToolOutput, parse_args, schema_for};
 
@@ -56,9 +54,8 @@ impl Tool for Write {
         let change = blocking(move || {
             let abs = workspace.resolve(&args.path)?;
             let display = workspace.display(&abs);
-            let (before, permissions) = match metadata_if_exists(&abs, &display)? {
+            let (before, permissions) = match existing_file(&abs, &display)? {
                 None => (None, None),
-                Some(meta) if meta.is_dir() => return Err(directory_refusal(&display)),
                 Some(meta) => {
                     if !ledger.was_read(&abs) {
                         return Err(unread_refusal(&display));
