@@ -236,3 +236,215 @@ fn first_line(text: &str) -> String {
         None => line.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+    use crate::tools::Concurrency;
+    use crate::tools::test_support::Fixture;
+
+    /// A tool whose behaviour each test picks.
+    struct Probe {
+        concurrency: Concurrency,
+        behaviour: Behaviour,
+        runs: Arc<AtomicUsize>,
+    }
+
+    #[derive(Clone, Copy)]
+    enum Behaviour {
+        Answer,
+        /// Returns as soon as the call is cancelled.
+        StopOnCancel,
+        /// Ignores cancellation entirely.
+        Hang,
+        Panic,
+    }
+
+    #[async_trait::async_trait]
+    impl Tool for Probe {
+        fn name(&self) -> &'static str {
+            "probe"
+        }
+
+        fn description(&self) -> &'static str {
+            "test tool"
+        }
+
+        fn schema(&self) -> Value {
+            serde_json::json!({"type": "object"})
+        }
+
+        fn concurrency(&self) -> Concurrency {
+            self.concurrency
+        }
+
+        async fn run(&self, _args: Value, ctx: &ToolCtx) -> Result<ToolOutput, ToolError> {
+            self.runs.fetch_add(1, Ordering::SeqCst);
+            match self.behaviour {
+                Behaviour::Answer => {}
+                Behaviour::StopOnCancel => ctx.cancel.cancelled().await,
+                Behaviour::Hang => std::future::pending::<()>().await,
+                Behaviour::Panic => panic!("probe panicked on purpose"),
+            }
+            Ok(ToolOutput {
+                content: format!("ran {}", ctx.call_id),
+                summary: "ran".into(),
+            })
+        }
+    }
+
+    struct Harness {
+        runs: ToolRuns,
+        count: Arc<AtomicUsize>,
+        _fixture: Fixture,
+        _outputs: tempfile::TempDir,
+    }
+
+    impl Harness {
+        fn new() -> Self {
+            let fixture = Fixture::new();
+            let outputs = tempfile::tempdir().unwrap();
+            Self {
+                runs: ToolRuns::new(fixture.ctx.clone(), outputs.path().to_path_buf()),
+                count: Arc::new(AtomicUsize::new(0)),
+                _fixture: fixture,
+                _outputs: outputs,
+            }
+        }
+
+        fn submit(&mut self, id: &str, concurrency: Concurrency, behaviour: Behaviour) {
+            let tool = Arc::new(Probe {
+                concurrency,
+                behaviour,
+                runs: Arc::clone(&self.count),
+            });
+            let call = ToolCall {
+                id: id.into(),
+                name: "probe".into(),
+                arguments: "{}".into(),
+            };
+            assert_eq!(
+                self.runs.submit(call, Ok((tool, serde_json::json!({})))),
+                None
+            );
+        }
+
+        fn started(&mut self) -> Vec<String> {
+            self.runs
+                .start_ready()
+                .into_iter()
+                .map(|event| match event {
+                    Event::ToolRunBegin { call_id } => call_id,
+                    other => panic!("unexpected {other:?}"),
+                })
+                .collect()
+        }
+    }
+
+    fn summary(results: &[ToolResult]) -> Vec<(&str, bool, &str)> {
+        results
+            .iter()
+            .map(|r| (r.call_id.as_str(), r.is_error, r.content.as_str()))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn results_come_back_in_call_order_whatever_order_calls_finish_in() {
+        let mut h = Harness::new();
+        h.submit("slow", Concurrency::Shared, Behaviour::StopOnCancel);
+        h.submit("fast", Concurrency::Shared, Behaviour::Answer);
+        assert_eq!(h.started(), ["slow", "fast"]);
+        h.runs.next_finished().await; // "fast" ends first; "slow" waits for a cancel
+        let events = h
+            .runs
+            .cancel(CancelReason::UserInterrupt, Duration::from_secs(5))
+            .await;
+        assert_eq!(events.len(), 1);
+        let results = h.runs.into_results();
+        assert_eq!(
+            summary(&results),
+            [("slow", false, "ran slow"), ("fast", false, "ran fast")]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_failed_validation_is_answered_at_once_and_blocks_nothing() {
+        let mut h = Harness::new();
+        let call = ToolCall {
+            id: "bad".into(),
+            name: "nope".into(),
+            arguments: "{".into(),
+        };
+        let answer = h
+            .runs
+            .submit(call, Err(ToolError::InvalidArguments("fix it".into())));
+        assert!(matches!(
+            answer,
+            Some(Event::ToolRunEnd { is_error: true, .. })
+        ));
+        h.submit("next", Concurrency::Exclusive, Behaviour::Answer);
+        assert_eq!(h.started(), ["next"]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn cancel_answers_every_call_truthfully() {
+        let mut h = Harness::new();
+        h.submit("polite", Concurrency::Shared, Behaviour::StopOnCancel);
+        h.submit("stuck", Concurrency::Shared, Behaviour::Hang);
+        h.submit("queued", Concurrency::Exclusive, Behaviour::Answer);
+        assert_eq!(h.started(), ["polite", "stuck"]);
+        let events = h
+            .runs
+            .cancel(CancelReason::UserInterrupt, Duration::from_secs(3))
+            .await;
+        assert_eq!(events.len(), 3);
+        assert!(h.runs.all_done());
+        let results = h.runs.into_results();
+        let results = summary(&results);
+        assert_eq!(results[0], ("polite", false, "ran polite"));
+        assert_eq!(
+            results[1],
+            (
+                "stuck",
+                true,
+                "Stopped: the user interrupted while this call was running; it may have partly run."
+            )
+        );
+        assert_eq!(
+            results[2],
+            (
+                "queued",
+                true,
+                "Not run: the user interrupted before this call started."
+            )
+        );
+        assert_eq!(
+            h.count.load(Ordering::SeqCst),
+            2,
+            "the queued call never ran"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_panicking_tool_fails_alone() {
+        let mut h = Harness::new();
+        h.submit("boom", Concurrency::Shared, Behaviour::Panic);
+        h.submit("fine", Concurrency::Shared, Behaviour::Answer);
+        h.started();
+        h.runs.next_finished().await;
+        h.runs.next_finished().await;
+        assert!(h.runs.all_done());
+        let results = h.runs.into_results();
+        assert!(results[0].is_error);
+        assert!(
+            results[0].content.contains("crashed"),
+            "{}",
+            results[0].content
+        );
+        assert_eq!(summary(&results)[1], ("fine", false, "ran fine"));
+    }
+}

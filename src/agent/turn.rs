@@ -136,9 +136,17 @@ impl Agent {
             opened = client.stream(&request) => opened,
             end = self.wait_for_cancel() => return end,
         };
+        tracing::info!(
+            step = number,
+            messages = request.messages.len(),
+            "model call sent"
+        );
         let stream = match opened {
             Ok(stream) => stream,
-            Err(error) => return StepEnd::Failed(describe_failure(&error)),
+            Err(error) => {
+                tracing::warn!(%error, "model call failed before streaming");
+                return StepEnd::Failed(describe_failure(&error));
+            }
         };
         let mut ctx = self.tool_ctx.clone();
         ctx.cancel = CancellationToken::new();
@@ -194,7 +202,10 @@ impl Agent {
                             stop_reason = Some(stop);
                         }
                     }
-                    Some(Err(error)) => return StepEnd::Failed(describe_failure(&error)),
+                    Some(Err(error)) => {
+                        tracing::warn!(%error, "model stream failed");
+                        return StepEnd::Failed(describe_failure(&error));
+                    }
                     None => {
                         return StepEnd::Failed(
                             "the model's response ended without a stop reason".to_string(),
@@ -270,6 +281,7 @@ impl Agent {
                 self.start_ready(runs).await;
             }
             StreamEvent::Finished { stop_reason, usage } => {
+                tracing::info!(?stop_reason, ?usage, "model response finished");
                 self.record_usage(usage).await;
                 return Some(stop_reason);
             }
