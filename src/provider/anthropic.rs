@@ -664,7 +664,7 @@ mod tests {
     use crate::provider::Wire;
     use crate::provider::http::testing::serve;
     use crate::provider::stream::testing::{
-        Outcome, assert_chunking_invariant, collect, decode_whole,
+        Outcome, assert_decodes_fixture, collect, decode_whole, read_and_grep_calls,
     };
 
     const FIXTURE: &str =
@@ -877,10 +877,6 @@ mod tests {
     fn fixture_events() -> Vec<StreamEvent> {
         let read_id = "toolu_01T1x1fJ34qAmk2tNTrN7Up6";
         let grep_id = "toolu_01EjgV3jBLmFxqzSckDu4Rz9";
-        let args = |id: &str, fragment: &str| StreamEvent::ToolCallArgsDelta {
-            id: id.into(),
-            fragment: fragment.into(),
-        };
         vec![
             StreamEvent::ThinkingDelta {
                 text: "The user wants the failing test fixed. ".into(),
@@ -897,47 +893,19 @@ mod tests {
             StreamEvent::TextDelta {
                 text: "the parser — “ünïcode” and all 🦀.".into(),
             },
-            StreamEvent::ToolCallStart {
-                id: read_id.into(),
-                name: "read".into(),
-            },
-            args(read_id, "{\"pa"),
-            args(read_id, "th\": \"src/"),
-            args(read_id, "lib.rs\""),
-            args(read_id, ", \"offset\": 1"),
-            args(read_id, "20}"),
-            StreamEvent::ToolCallEnd {
-                call: ToolCall {
-                    id: read_id.into(),
-                    name: "read".into(),
-                    arguments: r#"{"path": "src/lib.rs", "offset": 120}"#.into(),
-                },
-            },
-            StreamEvent::ToolCallStart {
-                id: grep_id.into(),
-                name: "grep".into(),
-            },
-            args(grep_id, "{\"pattern\""),
-            args(grep_id, ": \"fn pa"),
-            args(grep_id, r#"rse\\(", "glob": "#),
-            args(grep_id, "\"*.rs\"}"),
-            StreamEvent::ToolCallEnd {
-                call: ToolCall {
-                    id: grep_id.into(),
-                    name: "grep".into(),
-                    arguments: r#"{"pattern": "fn parse\\(", "glob": "*.rs"}"#.into(),
-                },
-            },
-            StreamEvent::Finished {
-                stop_reason: StopReason::ToolUse,
-                usage: Usage {
-                    input_tokens: 412,
-                    output_tokens: 187,
-                    cache_read_tokens: 10240,
-                    cache_write_tokens: 2048,
-                },
-            },
         ]
+        .into_iter()
+        .chain(read_and_grep_calls(read_id, grep_id))
+        .chain([StreamEvent::Finished {
+            stop_reason: StopReason::ToolUse,
+            usage: Usage {
+                input_tokens: 412,
+                output_tokens: 187,
+                cache_read_tokens: 10240,
+                cache_write_tokens: 2048,
+            },
+        }])
+        .collect()
     }
 
     fn decode(input: &str) -> Outcome {
@@ -945,23 +913,8 @@ mod tests {
     }
 
     #[test]
-    fn decodes_the_recorded_stream() {
-        assert_eq!(decode(FIXTURE), Outcome::ok(fixture_events()));
-    }
-
-    #[test]
     fn decodes_the_recorded_stream_however_it_is_chunked() {
-        assert_chunking_invariant(
-            FIXTURE.as_bytes(),
-            AnthropicDecoder::default,
-            &Outcome::ok(fixture_events()),
-        );
-    }
-
-    #[test]
-    fn decodes_the_recorded_stream_with_crlf_line_endings() {
-        let crlf = FIXTURE.replace('\n', "\r\n");
-        assert_eq!(decode(&crlf), Outcome::ok(fixture_events()));
+        assert_decodes_fixture(FIXTURE, AnthropicDecoder::default, fixture_events());
     }
 
     #[test]

@@ -598,7 +598,8 @@ mod tests {
     use crate::provider::Wire;
     use crate::provider::http::testing::serve;
     use crate::provider::stream::testing::{
-        Outcome, assert_chunking_invariant, collect, decode_whole,
+        Outcome, assert_chunking_invariant, assert_decodes_fixture, collect, decode_whole,
+        read_and_grep_calls,
     };
 
     const FIXTURE: &str = include_str!("../../tests/fixtures/openai/reasoning_text_two_tools.sse");
@@ -774,10 +775,6 @@ mod tests {
         let grep_id = "call_Lk9wP2rD";
         let thinking = |text: &str| StreamEvent::ThinkingDelta { text: text.into() };
         let text = |text: &str| StreamEvent::TextDelta { text: text.into() };
-        let args = |id: &str, fragment: &str| StreamEvent::ToolCallArgsDelta {
-            id: id.into(),
-            fragment: fragment.into(),
-        };
         vec![
             thinking("The test fails in "),
             thinking("`parse`. "),
@@ -785,47 +782,19 @@ mod tests {
             text("I'll read "),
             text("the parser — “ünïcode” "),
             text("and all 🦀."),
-            StreamEvent::ToolCallStart {
-                id: read_id.into(),
-                name: "read".into(),
-            },
-            args(read_id, "{\"pa"),
-            args(read_id, "th\": \"src/"),
-            args(read_id, "lib.rs\""),
-            args(read_id, ", \"offset\": 1"),
-            args(read_id, "20}"),
-            StreamEvent::ToolCallEnd {
-                call: ToolCall {
-                    id: read_id.into(),
-                    name: "read".into(),
-                    arguments: r#"{"path": "src/lib.rs", "offset": 120}"#.into(),
-                },
-            },
-            StreamEvent::ToolCallStart {
-                id: grep_id.into(),
-                name: "grep".into(),
-            },
-            args(grep_id, "{\"pattern\""),
-            args(grep_id, ": \"fn pa"),
-            args(grep_id, r#"rse\\(", "glob": "#),
-            args(grep_id, "\"*.rs\"}"),
-            StreamEvent::ToolCallEnd {
-                call: ToolCall {
-                    id: grep_id.into(),
-                    name: "grep".into(),
-                    arguments: r#"{"pattern": "fn parse\\(", "glob": "*.rs"}"#.into(),
-                },
-            },
-            StreamEvent::Finished {
-                stop_reason: StopReason::ToolUse,
-                usage: Usage {
-                    input_tokens: 2560,
-                    output_tokens: 187,
-                    cache_read_tokens: 10240,
-                    cache_write_tokens: 0,
-                },
-            },
         ]
+        .into_iter()
+        .chain(read_and_grep_calls(read_id, grep_id))
+        .chain([StreamEvent::Finished {
+            stop_reason: StopReason::ToolUse,
+            usage: Usage {
+                input_tokens: 2560,
+                output_tokens: 187,
+                cache_read_tokens: 10240,
+                cache_write_tokens: 0,
+            },
+        }])
+        .collect()
     }
 
     fn decode(input: &str) -> Outcome {
@@ -833,23 +802,8 @@ mod tests {
     }
 
     #[test]
-    fn decodes_the_recorded_stream() {
-        assert_eq!(decode(FIXTURE), Outcome::ok(fixture_events()));
-    }
-
-    #[test]
     fn decodes_the_recorded_stream_however_it_is_chunked() {
-        assert_chunking_invariant(
-            FIXTURE.as_bytes(),
-            OpenAiChatDecoder::default,
-            &Outcome::ok(fixture_events()),
-        );
-    }
-
-    #[test]
-    fn decodes_the_recorded_stream_with_crlf_line_endings() {
-        let crlf = FIXTURE.replace('\n', "\r\n");
-        assert_eq!(decode(&crlf), Outcome::ok(fixture_events()));
+        assert_decodes_fixture(FIXTURE, OpenAiChatDecoder::default, fixture_events());
     }
 
     #[test]

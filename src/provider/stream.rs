@@ -184,6 +184,75 @@ pub(crate) mod testing {
         outcome
     }
 
+    /// The two tool calls both recorded fixtures end with: a `read` of `src/lib.rs` and a
+    /// `grep`, each streamed in the same fragments, with the given ids.
+    pub fn read_and_grep_calls(read_id: &str, grep_id: &str) -> Vec<StreamEvent> {
+        let call = |id: &str, name: &str, fragments: &[&str], arguments: &str| {
+            let mut events = vec![StreamEvent::ToolCallStart {
+                id: id.into(),
+                name: name.into(),
+            }];
+            events.extend(
+                fragments
+                    .iter()
+                    .map(|fragment| StreamEvent::ToolCallArgsDelta {
+                        id: id.into(),
+                        fragment: (*fragment).into(),
+                    }),
+            );
+            events.push(StreamEvent::ToolCallEnd {
+                call: crate::provider::ToolCall {
+                    id: id.into(),
+                    name: name.into(),
+                    arguments: arguments.into(),
+                },
+            });
+            events
+        };
+        let mut events = call(
+            read_id,
+            "read",
+            &[
+                "{\"pa",
+                "th\": \"src/",
+                "lib.rs\"",
+                ", \"offset\": 1",
+                "20}",
+            ],
+            r#"{"path": "src/lib.rs", "offset": 120}"#,
+        );
+        events.extend(call(
+            grep_id,
+            "grep",
+            &[
+                "{\"pattern\"",
+                ": \"fn pa",
+                r#"rse\\(", "glob": "#,
+                "\"*.rs\"}",
+            ],
+            r#"{"pattern": "fn parse\\(", "glob": "*.rs"}"#,
+        ));
+        events
+    }
+
+    /// Asserts that a recorded stream decodes to `expected` as one chunk, however it is
+    /// chunked, and with CRLF line endings.
+    pub fn assert_decodes_fixture<D: WireDecoder>(
+        fixture: &str,
+        new_decoder: impl Fn() -> D,
+        expected: Vec<StreamEvent>,
+    ) {
+        let expected = Outcome::ok(expected);
+        assert_eq!(decode_whole(fixture.as_bytes(), new_decoder()), expected);
+        assert_chunking_invariant(fixture.as_bytes(), &new_decoder, &expected);
+        let crlf = fixture.replace('\n', "\r\n");
+        assert_eq!(
+            decode_whole(crlf.as_bytes(), new_decoder()),
+            expected,
+            "CRLF"
+        );
+    }
+
     /// Decodes `input` as one chunk.
     pub fn decode_whole<D: WireDecoder>(input: &[u8], decoder: D) -> Outcome {
         run(vec![Ok(Bytes::copy_from_slice(input))], decoder)
