@@ -184,9 +184,13 @@ impl Printer for HumanPrinter {
     }
 }
 
-/// The arguments on one line, shortened.
+/// The arguments on one line, shortened. Valid JSON is re-serialized compactly, so
+/// whitespace inside strings (indentation in an edit) is kept as written.
 fn preview(arguments: &str) -> String {
-    let flat: String = arguments.split_whitespace().collect::<Vec<_>>().join(" ");
+    let flat = match serde_json::from_str::<serde_json::Value>(arguments) {
+        Ok(value) => value.to_string(),
+        Err(_) => arguments.split_whitespace().collect::<Vec<_>>().join(" "),
+    };
     match flat.char_indices().nth(ARGS_PREVIEW_CHARS) {
         Some((cut, _)) => format!("{}…", &flat[..cut]),
         None => flat,
@@ -251,7 +255,7 @@ mod tests {
         ]);
         assert_eq!(
             text,
-            "› fix it\nReading the file.\n→ read {\"path\": \"a.txt\"}\n  ✓ read 3 lines of a.txt\n  \
+            "› fix it\nReading the file.\n→ read {\"path\":\"a.txt\"}\n  ✓ read 3 lines of a.txt\n  \
              ✗ no such file\n    second line\n    --- a/a.txt\n    +++ b/a.txt\n    @@ -1 +1 @@\n    -x\n    \
              +y\n— done (0 tokens in, 0 out)\n"
         );
@@ -265,6 +269,15 @@ mod tests {
             },
         }]);
         assert_eq!(text, "error: boom\n");
+    }
+
+    #[test]
+    fn indentation_inside_arguments_survives() {
+        assert_eq!(
+            preview("{\"old_string\":\n  \"    x\\n\"}"),
+            r#"{"old_string":"    x\n"}"#
+        );
+        assert_eq!(preview("{not json\n  at all"), "{not json at all");
     }
 
     #[test]
