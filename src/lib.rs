@@ -1,14 +1,16 @@
 //! duet: a terminal pair-programming agent.
 //!
 //! The dependency direction is the architecture: front ends ([`exec`], later `tui`) →
-//! [`agent`] → the leaves ([`provider`], [`tools`], [`policy`], [`diff`], [`git`],
-//! [`config`]). No leaf imports `agent` or a front end.
+//! [`agent`] → the leaves ([`provider`], [`tools`], [`shell`], [`lint`], [`policy`],
+//! [`diff`], [`git`], [`config`]). No leaf imports `agent` or a front end.
 
 pub mod agent;
 pub mod config;
 pub mod diff;
 pub mod exec;
 pub mod git;
+pub mod lint;
 pub mod policy;
 pub mod provider;
+pub mod shell;
 pub mod tools;

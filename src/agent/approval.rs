@@ -31,6 +31,7 @@ impl Approver for ReportingApprover {
                     })
                     .await;
             }
+            Action::RunCommand { .. } => {}
         }
         self.policy.decide(request).await
     }

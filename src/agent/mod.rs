@@ -26,9 +26,11 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::lint::{LintConfig, Linter};
 use crate::policy::{ApprovalMode, ModeApprover};
 use crate::provider::{ModelClient, Usage};
-use crate::tools::{ReadLedger, Registry, ToolCtx, Workspace};
+use crate::shell::{Shell, ShellConfig};
+use crate::tools::{OutputSink, ReadLedger, Registry, ToolCtx, Workspace};
 
 pub use protocol::{Command, Event, TurnOutcome};
 
@@ -44,6 +46,8 @@ pub struct AgentSetup {
     pub max_tokens: u32,
     /// Where clipped tool outputs are saved in full.
     pub outputs_dir: PathBuf,
+    pub shell: ShellConfig,
+    pub lint: LintConfig,
 }
 
 /// The front end's end of the command channel.
@@ -99,6 +103,9 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
             },
             events: events.clone(),
         }),
+        shell: Arc::new(Shell::new(&root, setup.shell)),
+        linter: Arc::new(Linter::new(&root, setup.lint)),
+        output: OutputSink::default(),
         call_id: String::new(),
         cancel: CancellationToken::new(),
     };

@@ -61,6 +61,11 @@ pub enum Event {
     ToolRunBegin {
         call_id: String,
     },
+    /// Live output of a running tool (shell output as it arrives), for display only.
+    ToolOutputDelta {
+        call_id: String,
+        text: String,
+    },
     /// The tool finished; `output` is exactly what the model receives.
     ToolRunEnd {
         call_id: String,

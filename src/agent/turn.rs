@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use crate::provider::{
     EventStream, ModelClient, ModelRequest, ProviderError, StopReason, StreamEvent, ToolSpec, Usage,
 };
-use crate::tools::{Registry, ToolCtx};
+use crate::tools::{OutputChunk, OutputSink, Registry, ToolCtx};
 
 use super::context;
 use super::conversation::{AssistantDraft, Conversation};
@@ -148,11 +148,15 @@ impl Agent {
                 return StepEnd::Failed(describe_failure(&error));
             }
         };
+        let (output_tx, mut output_rx) = mpsc::unbounded_channel();
         let mut ctx = self.tool_ctx.clone();
         ctx.cancel = CancellationToken::new();
+        ctx.output = OutputSink::new(output_tx);
         let mut runs = ToolRuns::new(ctx, self.outputs_dir.clone());
         let mut draft = AssistantDraft::default();
-        let end = self.drive(stream, &mut draft, &mut runs).await;
+        let end = self
+            .drive(stream, &mut draft, &mut runs, &mut output_rx)
+            .await;
         let end = match end {
             StepEnd::Interrupted | StepEnd::Shutdown => {
                 self.cancel_runs(&mut runs, CancelReason::UserInterrupt)
@@ -182,6 +186,7 @@ impl Agent {
         mut stream: EventStream,
         draft: &mut AssistantDraft,
         runs: &mut ToolRuns,
+        output: &mut mpsc::UnboundedReceiver<OutputChunk>,
     ) -> StepEnd {
         let mut stop_reason: Option<StopReason> = None;
         loop {
@@ -213,8 +218,14 @@ impl Agent {
                     }
                 },
                 event = runs.next_finished(), if runs.has_running() => {
+                    self.forward_output(output).await;
                     self.events.emit(event).await;
                     self.start_ready(runs).await;
+                }
+                Some(chunk) = output.recv() => {
+                    self.events
+                        .emit(Event::ToolOutputDelta { call_id: chunk.call_id, text: chunk.text })
+                        .await;
                 }
             }
         }
@@ -287,6 +298,18 @@ impl Agent {
             }
         }
         None
+    }
+
+    /// Emits output already sent by tools, so a call's last output precedes its end.
+    async fn forward_output(&self, output: &mut mpsc::UnboundedReceiver<OutputChunk>) {
+        while let Ok(chunk) = output.try_recv() {
+            self.events
+                .emit(Event::ToolOutputDelta {
+                    call_id: chunk.call_id,
+                    text: chunk.text,
+                })
+                .await;
+        }
     }
 
     async fn start_ready(&self, runs: &mut ToolRuns) {

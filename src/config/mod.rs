@@ -282,7 +282,7 @@ chooses when both are set. The same settings can live in {}:
   provider = \"anthropic\"        # or \"openai\"
   model = \"{ANTHROPIC_DEFAULT_MODEL}\"
   # base_url = \"http://127.0.0.1:11434/v1\"
-  # approval = \"auto\"           # or \"read-only\"",
+  # approval = \"ask\"            # or \"auto-edit\", \"auto\", \"read-only\"",
         config_file.display()
     )
 }
@@ -347,7 +347,7 @@ mod tests {
         assert_eq!(settings.endpoint.base_url, ANTHROPIC_DEFAULT_BASE);
         assert_eq!(settings.endpoint.model, ANTHROPIC_DEFAULT_MODEL);
         assert_eq!(settings.endpoint.api_key.as_deref(), Some("k"));
-        assert_eq!(settings.approval, ApprovalMode::Auto);
+        assert_eq!(settings.approval, ApprovalMode::Ask);
     }
 
     #[test]

@@ -5,7 +5,20 @@
 //! Invariant: the diff is computed from the exact bytes that would be written, so what is
 //! shown is what lands.
 
+use serde::{Deserialize, Serialize};
 use similar::TextDiff;
+
+/// Identifies one hunk of a proposed change by its content, so a decision about it
+/// still names the same lines after the diff is recomputed.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct HunkId(pub String);
+
+impl std::fmt::Display for HunkId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Lines of unchanged context around each hunk.
 pub const CONTEXT_LINES: usize = 3;

@@ -73,6 +73,21 @@ impl HumanPrinter {
         writeln!(out, "{text}")
     }
 
+    /// Live tool output, each line marked as output so it cannot pass for the model's.
+    fn tool_output(&mut self, out: &mut dyn Write, text: &str) -> std::io::Result<()> {
+        if self.in_thinking {
+            self.line(out, "")?;
+        }
+        for piece in text.split_inclusive('\n') {
+            if self.at_line_start {
+                let bar = self.paint(Style::Dim, "  │ ");
+                out.write_all(bar.as_bytes())?;
+            }
+            self.stream(out, piece)?;
+        }
+        Ok(())
+    }
+
     fn diff(&mut self, out: &mut dyn Write, diff: &str) -> std::io::Result<()> {
         for line in diff.lines() {
             let style = match line.chars().next() {
@@ -159,6 +174,7 @@ impl Printer for HumanPrinter {
                 }
             }
             Event::EditProposed { diff, .. } => self.diff(out, diff)?,
+            Event::ToolOutputDelta { text, .. } => self.tool_output(out, text)?,
             Event::Usage { session, .. } => self.usage = *session,
             Event::TurnEnd { outcome } => {
                 let text = match outcome {
@@ -259,6 +275,27 @@ mod tests {
              ✗ no such file\n    second line\n    --- a/a.txt\n    +++ b/a.txt\n    @@ -1 +1 @@\n    -x\n    \
              +y\n— done (0 tokens in, 0 out)\n"
         );
+    }
+
+    #[test]
+    fn live_output_is_marked_line_by_line() {
+        let text = render(&[
+            Event::ToolOutputDelta {
+                call_id: "c".into(),
+                text: "compil".into(),
+            },
+            Event::ToolOutputDelta {
+                call_id: "c".into(),
+                text: "ing\nok\n".into(),
+            },
+            Event::ToolRunEnd {
+                call_id: "c".into(),
+                is_error: false,
+                summary: "exit 0".into(),
+                output: String::new(),
+            },
+        ]);
+        assert_eq!(text, "  │ compiling\n  │ ok\n  ✓ exit 0\n");
     }
 
     #[test]

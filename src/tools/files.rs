@@ -128,11 +128,22 @@ pub(crate) async fn apply_change(ctx: &ToolCtx, change: Change) -> Result<(), To
             after: change.after.clone(),
         },
     };
-    if let Decision::Reject { reason } = ctx.approver.decide(request).await {
-        return Err(ToolError::Refused(format!(
-            "the change to `{}` was not made: {reason}",
-            change.display
-        )));
+    match ctx.approver.decide(request).await {
+        Decision::Approve => {}
+        Decision::Reject { reason } => {
+            return Err(ToolError::Refused(format!(
+                "the change to `{}` was not made: {}",
+                change.display,
+                reason.as_deref().unwrap_or("the user rejected it")
+            )));
+        }
+        // SCAFFOLD: per-hunk application lands with the diff/hunk work.
+        Decision::ApproveHunks { .. } => {
+            return Err(ToolError::Refused(format!(
+                "the change to `{}` was not made",
+                change.display
+            )));
+        }
     }
     // Approval may wait on a person; an interrupt meanwhile means "stop", not "apply".
     if ctx.cancel.is_cancelled() {

@@ -26,10 +26,13 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::lint::Linter;
 use crate::policy::Approver;
 use crate::provider::ToolSpec;
+use crate::shell::Shell;
 
 pub use ledger::{FileStamp, ReadLedger};
 pub use workspace::{PathError, Workspace};
@@ -68,12 +71,50 @@ pub enum ToolError {
     Failed(String),
 }
 
+/// A piece of live output from a running call (shell output as it arrives), for
+/// front ends; the model gets the tool's final result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutputChunk {
+    pub call_id: String,
+    pub text: String,
+}
+
+/// Where a tool sends live output. Sending never blocks; without a receiver (tests,
+/// headless runs that do not show it) the output is dropped.
+#[derive(Clone, Debug, Default)]
+pub struct OutputSink {
+    sender: Option<mpsc::UnboundedSender<OutputChunk>>,
+}
+
+impl OutputSink {
+    pub fn new(sender: mpsc::UnboundedSender<OutputChunk>) -> Self {
+        Self {
+            sender: Some(sender),
+        }
+    }
+
+    pub fn send(&self, call_id: &str, text: String) {
+        if let Some(sender) = &self.sender {
+            // A closed receiver means nobody is watching; the result still carries it all.
+            let _ = sender.send(OutputChunk {
+                call_id: call_id.to_string(),
+                text,
+            });
+        }
+    }
+}
+
 /// What every tool call can use.
 #[derive(Clone)]
 pub struct ToolCtx {
     pub workspace: Arc<Workspace>,
     pub ledger: Arc<ReadLedger>,
     pub approver: Arc<dyn Approver>,
+    /// The session's persistent shell.
+    pub shell: Arc<Shell>,
+    /// The checks run after every write and edit.
+    pub linter: Arc<Linter>,
+    pub output: OutputSink,
     /// The id of the call being run, for approvals and output files.
     pub call_id: String,
     /// Cancelled when the user interrupts; long-running tools should stop promptly.

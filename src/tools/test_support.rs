@@ -10,9 +10,11 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::lint::{LintConfig, Linter};
 use crate::policy::{ApprovalMode, ModeApprover};
+use crate::shell::{Shell, ShellConfig};
 
-use super::{ReadLedger, Tool, ToolCtx, ToolError, ToolOutput, Workspace};
+use super::{OutputSink, ReadLedger, Tool, ToolCtx, ToolError, ToolOutput, Workspace};
 
 pub(crate) struct Fixture {
     // Held so the directory lives as long as the fixture.
@@ -28,10 +30,15 @@ impl Fixture {
 
     pub fn with_mode(mode: ApprovalMode) -> Self {
         let dir = tempfile::tempdir().unwrap();
+        let workspace = Workspace::new(dir.path()).unwrap();
+        let root = workspace.root().to_path_buf();
         let ctx = ToolCtx {
-            workspace: Arc::new(Workspace::new(dir.path()).unwrap()),
+            workspace: Arc::new(workspace),
             ledger: Arc::new(ReadLedger::default()),
             approver: Arc::new(ModeApprover { mode }),
+            shell: Arc::new(Shell::new(&root, ShellConfig::default())),
+            linter: Arc::new(Linter::new(&root, LintConfig::default())),
+            output: OutputSink::default(),
             call_id: "call_test".into(),
             cancel: CancellationToken::new(),
         };

@@ -92,6 +92,8 @@ impl TestAgent {
             approval,
             max_tokens: 4096,
             outputs_dir: outputs.path().to_path_buf(),
+            shell: duet::shell::ShellConfig::default(),
+            lint: duet::lint::LintConfig::default(),
         })
         .expect("agent");
         Self {

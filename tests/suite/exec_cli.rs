@@ -64,7 +64,7 @@ async fn exec_edits_a_real_file(wire: Wire) {
         repo.path(),
         home.path(),
         &env,
-        &["exec", "add sub(a, b) to calc.py"],
+        &["exec", "--approval", "auto", "add sub(a, b) to calc.py"],
     )
     .await;
     let stdout = text(&output.stdout);
