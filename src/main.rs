@@ -26,7 +26,7 @@ struct Cli {
     /// Base URL of the model server (Anthropic: https://api.anthropic.com, OpenAI: https://api.openai.com/v1).
     #[arg(long, global = true)]
     base_url: Option<String>,
-    /// What may happen without asking: auto or read-only.
+    /// What may happen without asking: ask, auto-edit, auto or read-only.
     #[arg(long, global = true, value_parser = parse_from_str::<ApprovalMode>)]
     approval: Option<ApprovalMode>,
     /// Work in this directory instead of the current one.
@@ -45,6 +45,9 @@ enum Subcmd {
         /// Print one JSON event per line instead of a transcript.
         #[arg(long)]
         json: bool,
+        /// Approve whatever the approval mode would ask about (there is no one to ask).
+        #[arg(long, short = 'y')]
+        yes: bool,
     },
 }
 
@@ -54,7 +57,7 @@ fn parse_from_str<T: std::str::FromStr<Err = String>>(text: &str) -> Result<T, S
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let Some(Subcmd::Exec { task, json }) = &cli.command else {
+    let Some(Subcmd::Exec { task, json, yes }) = &cli.command else {
         // The interactive front end arrives with the TUI; until then, say what works.
         use clap::CommandFactory;
         let _ = Cli::command().print_help();
@@ -79,7 +82,12 @@ fn main() -> ExitCode {
             color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
         }
     };
-    match run_exec(settings, &paths, workspace, task, format) {
+    let approvals = if *yes {
+        exec::Approvals::ApproveAll
+    } else {
+        exec::Approvals::Refuse
+    };
+    match run_exec(settings, &paths, workspace, task, format, approvals) {
         Ok(outcome) => outcome.exit_code(),
         Err(error) => {
             eprintln!("duet: {error:#}");
@@ -127,6 +135,7 @@ fn run_exec(
     workspace: PathBuf,
     task: String,
     format: exec::Format,
+    approvals: exec::Approvals,
 ) -> anyhow::Result<exec::Outcome> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -144,7 +153,7 @@ fn run_exec(
             lint: duet::lint::LintConfig::default(),
         })?;
         let mut stdout = std::io::stdout().lock();
-        Ok(exec::run(handle, events, task, format, &mut stdout).await?)
+        Ok(exec::run(handle, events, task, format, approvals, &mut stdout).await?)
     })
 }
 

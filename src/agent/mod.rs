@@ -27,7 +27,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::lint::{LintConfig, Linter};
-use crate::policy::{ApprovalMode, ModeApprover};
+use crate::policy::ApprovalMode;
 use crate::provider::{ModelClient, Usage};
 use crate::shell::{Shell, ShellConfig};
 use crate::tools::{OutputSink, ReadLedger, Registry, ToolCtx, Workspace};
@@ -94,15 +94,11 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
     let mut system = vec![context::SYSTEM_PROMPT.trim_end().to_string()];
     system.extend(instructions.text);
     let tools = Registry::core();
+    let approvals = Arc::new(approval::ApprovalDesk::new(setup.approval, events.clone()));
     let tool_ctx = ToolCtx {
         workspace: Arc::new(workspace),
         ledger: Arc::new(ReadLedger::default()),
-        approver: Arc::new(approval::ReportingApprover {
-            policy: ModeApprover {
-                mode: setup.approval,
-            },
-            events: events.clone(),
-        }),
+        approver: approvals.clone(),
         shell: Arc::new(Shell::new(&root, setup.shell)),
         linter: Arc::new(Linter::new(&root, setup.lint)),
         output: OutputSink::default(),
@@ -117,12 +113,14 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
             .iter()
             .map(|path| path.display().to_string())
             .collect(),
+        mode: setup.approval,
     };
     let agent = turn::Agent {
         client: setup.client,
         tool_specs: tools.specs(),
         tools,
         tool_ctx,
+        approvals,
         system,
         workspace: root,
         outputs_dir: setup.outputs_dir,

@@ -6,6 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::diff::HunkId;
+use crate::policy::{ApprovalMode, Decision};
 use crate::provider::{StopReason, Usage};
 
 /// What a front end asks of the agent.
@@ -18,6 +20,11 @@ pub enum Command {
     /// Cancel the current step: the model stream and any running tools. The conversation
     /// stays valid, and the next message continues it.
     Interrupt,
+    /// Answers the [`Event::ApprovalNeeded`] of `call_id`.
+    Decide { call_id: String, decision: Decision },
+    /// Switches the approval mode for everything decided from now on, including
+    /// approvals still waiting.
+    SetMode { mode: ApprovalMode },
     /// End the agent task after cancelling whatever runs.
     Shutdown,
 }
@@ -31,6 +38,7 @@ pub enum Event {
         model: String,
         workspace: String,
         instructions: Vec<String>,
+        mode: ApprovalMode,
     },
     /// A user message was delivered to the model (a steering message included).
     UserMessageDelivered {
@@ -80,6 +88,22 @@ pub enum Event {
         path: String,
         diff: String,
     },
+    /// A side effect waits for the user's [`Command::Decide`]; `why` names the rule that
+    /// asks.
+    ApprovalNeeded {
+        call_id: String,
+        why: String,
+        request: ApprovalView,
+    },
+    /// The approval of `call_id` is settled: `decision` is what applied, `None` when the
+    /// request was withdrawn (interrupt) before anyone decided.
+    ApprovalClosed {
+        call_id: String,
+        decision: Option<Decision>,
+    },
+    ModeChanged {
+        mode: ApprovalMode,
+    },
     /// Token usage of the last model call, and the running total for the session.
     Usage {
         call: Usage,
@@ -101,4 +125,32 @@ pub enum TurnOutcome {
     Interrupted,
     /// The model call failed; `message` says why and what to check.
     Failed { message: String },
+}
+
+/// What a person is asked to approve.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ApprovalView {
+    Edit {
+        path: String,
+        new_file: bool,
+        /// The whole change as a unified diff.
+        diff: String,
+        /// The same change split into hunks that can be accepted one by one.
+        hunks: Vec<HunkView>,
+    },
+    Command {
+        command: String,
+        cwd: String,
+    },
+}
+
+/// One hunk of a proposed edit, as offered for approval.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HunkView {
+    pub id: HunkId,
+    /// `@@ -a,b +c,d @@`
+    pub header: String,
+    /// The hunk in unified form, header included.
+    pub text: String,
 }

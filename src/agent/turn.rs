@@ -18,6 +18,7 @@ use crate::provider::{
 };
 use crate::tools::{OutputChunk, OutputSink, Registry, ToolCtx};
 
+use super::approval::ApprovalDesk;
 use super::context;
 use super::conversation::{AssistantDraft, Conversation};
 use super::events::EventSink;
@@ -43,6 +44,7 @@ pub(crate) struct Agent {
     pub(crate) tool_specs: Vec<ToolSpec>,
     /// Template for every tool call's context; `cancel` is replaced per step.
     pub(crate) tool_ctx: ToolCtx,
+    pub(crate) approvals: Arc<ApprovalDesk>,
     pub(crate) system: Vec<String>,
     pub(crate) workspace: PathBuf,
     pub(crate) outputs_dir: PathBuf,
@@ -67,6 +69,10 @@ impl Agent {
                     }
                 }
                 Command::Interrupt => {} // nothing is running
+                Command::Decide { call_id, .. } => {
+                    tracing::debug!(call_id, "decision while idle: nothing waits");
+                }
+                Command::SetMode { mode } => self.approvals.set_mode(mode).await,
                 Command::Shutdown => break,
             }
         }
@@ -197,7 +203,7 @@ impl Agent {
             }
             tokio::select! {
                 command = self.commands.recv() => {
-                    if let Some(end) = self.on_command_during_step(command) {
+                    if let Some(end) = self.on_command_during_step(command).await {
                         return end;
                     }
                 }
@@ -232,10 +238,18 @@ impl Agent {
     }
 
     /// Handles a command that arrives mid-step; returns how the step ends, if it does.
-    fn on_command_during_step(&mut self, command: Option<Command>) -> Option<StepEnd> {
+    async fn on_command_during_step(&mut self, command: Option<Command>) -> Option<StepEnd> {
         match command {
             Some(Command::UserMessage { text }) => {
                 self.pending.push(text);
+                None
+            }
+            Some(Command::Decide { call_id, decision }) => {
+                self.approvals.settle(&call_id, decision).await;
+                None
+            }
+            Some(Command::SetMode { mode }) => {
+                self.approvals.set_mode(mode).await;
                 None
             }
             Some(Command::Interrupt) => Some(StepEnd::Interrupted),
@@ -247,7 +261,7 @@ impl Agent {
     async fn wait_for_cancel(&mut self) -> StepEnd {
         loop {
             let command = self.commands.recv().await;
-            if let Some(end) = self.on_command_during_step(command) {
+            if let Some(end) = self.on_command_during_step(command).await {
                 return end;
             }
         }
@@ -319,6 +333,7 @@ impl Agent {
     }
 
     async fn cancel_runs(&self, runs: &mut ToolRuns, reason: CancelReason) {
+        self.approvals.withdraw_all().await;
         for event in runs.cancel(reason, CANCEL_GRACE).await {
             self.events.emit(event).await;
         }

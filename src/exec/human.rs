@@ -1,7 +1,9 @@
 use std::io::Write;
 
 use super::Printer;
+use crate::agent::protocol::ApprovalView;
 use crate::agent::{Event, TurnOutcome};
+use crate::policy::Decision;
 use crate::provider::Usage;
 
 /// Longest argument preview on a tool line.
@@ -113,8 +115,12 @@ impl Printer for HumanPrinter {
                 model,
                 workspace,
                 instructions,
+                mode,
             } => {
-                let header = self.paint(Style::Dim, &format!("duet · {model} · {workspace}"));
+                let header = self.paint(
+                    Style::Dim,
+                    &format!("duet · {model} · {mode} · {workspace}"),
+                );
                 self.line(out, &header)?;
                 if !instructions.is_empty() {
                     let list = self.paint(
@@ -175,6 +181,33 @@ impl Printer for HumanPrinter {
             }
             Event::EditProposed { diff, .. } => self.diff(out, diff)?,
             Event::ToolOutputDelta { text, .. } => self.tool_output(out, text)?,
+            Event::ApprovalNeeded { why, request, .. } => {
+                let what = match request {
+                    ApprovalView::Edit { path, .. } => format!("edit {path}"),
+                    ApprovalView::Command { command, .. } => format!("run `{command}`"),
+                };
+                let line = self.paint(Style::Cyan, &format!("  ? approve {what}? ({why})"));
+                self.line(out, &line)?;
+            }
+            Event::ApprovalClosed { decision, .. } => {
+                let text = match decision {
+                    Some(Decision::Approve) => "approved".to_string(),
+                    Some(Decision::ApproveHunks { hunks, .. }) => {
+                        format!("approved {} hunk(s)", hunks.len())
+                    }
+                    Some(Decision::Reject { reason }) => match reason {
+                        Some(reason) => format!("refused: {reason}"),
+                        None => "refused".to_string(),
+                    },
+                    None => "withdrawn".to_string(),
+                };
+                let line = self.paint(Style::Dim, &format!("    → {text}"));
+                self.line(out, &line)?;
+            }
+            Event::ModeChanged { mode } => {
+                let line = self.paint(Style::Dim, &format!("mode: {mode}"));
+                self.line(out, &line)?;
+            }
             Event::Usage { session, .. } => self.usage = *session,
             Event::TurnEnd { outcome } => {
                 let text = match outcome {

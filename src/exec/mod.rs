@@ -16,6 +16,7 @@ use std::process::ExitCode;
 use tokio::sync::mpsc;
 
 use crate::agent::{AgentHandle, Command, Event, TurnOutcome};
+use crate::policy::{Decision, NO_ONE_TO_APPROVE};
 
 /// How `duet exec` prints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,6 +50,15 @@ trait Printer {
     fn print(&mut self, event: &Event, out: &mut dyn Write) -> std::io::Result<()>;
 }
 
+/// Who answers approvals in a headless run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Approvals {
+    /// Nobody: whatever the mode would ask about is refused, with a reason saying so.
+    Refuse,
+    /// `--yes`: whatever the mode would ask about is approved.
+    ApproveAll,
+}
+
 /// Runs `task` to the end of one turn, printing to `out`. The first Ctrl-C interrupts
 /// the agent (the turn ends cleanly as interrupted); a second one quits at once.
 pub async fn run(
@@ -56,6 +66,7 @@ pub async fn run(
     mut events: mpsc::Receiver<Event>,
     task: String,
     format: Format,
+    approvals: Approvals,
     out: &mut dyn Write,
 ) -> std::io::Result<Outcome> {
     let mut printer: Box<dyn Printer> = match format {
@@ -74,6 +85,16 @@ pub async fn run(
                 };
                 printer.print(&event, out)?;
                 out.flush()?;
+                if let Event::ApprovalNeeded { call_id, .. } = &event {
+                    let decision = match approvals {
+                        Approvals::ApproveAll => Decision::Approve,
+                        Approvals::Refuse => Decision::Reject {
+                            reason: Some(NO_ONE_TO_APPROVE.to_string()),
+                        },
+                    };
+                    let call_id = call_id.clone();
+                    let _ = handle.send(Command::Decide { call_id, decision });
+                }
                 if let Event::TurnEnd { outcome } = &event {
                     let _ = handle.send(Command::Shutdown);
                     return Ok(match outcome {

@@ -12,7 +12,7 @@ use std::fs::{self, Permissions};
 use std::io::{self, Read as _, Write as _};
 use std::path::Path;
 
-use crate::policy::{Action, ApprovalRequest, Decision};
+use crate::policy::{Action, Decision};
 
 use super::{ToolCtx, ToolError};
 
@@ -119,16 +119,17 @@ pub(crate) struct Change {
 /// Asks the approver, then writes atomically and records the file as known. A
 /// rejection leaves the disk untouched and comes back as a refusal quoting the reason.
 pub(crate) async fn apply_change(ctx: &ToolCtx, change: Change) -> Result<(), ToolError> {
-    let request = ApprovalRequest {
-        call_id: ctx.call_id.clone(),
-        action: Action::WriteFile {
-            path: change.abs.clone(),
-            display: change.display.clone(),
-            before: change.before,
-            after: change.after.clone(),
-        },
+    let action = Action::WriteFile {
+        path: change.abs.clone(),
+        display: change.display.clone(),
+        before: change.before,
+        after: change.after.clone(),
     };
-    match ctx.approver.decide(request).await {
+    // Approval may wait on a person; an interrupt meanwhile means "stop", not "apply".
+    let Some(decision) = ctx.approve(action).await else {
+        return Err(interrupted(change.tool));
+    };
+    match decision {
         Decision::Approve => {}
         Decision::Reject { reason } => {
             return Err(ToolError::Refused(format!(
@@ -144,10 +145,6 @@ pub(crate) async fn apply_change(ctx: &ToolCtx, change: Change) -> Result<(), To
                 change.display
             )));
         }
-    }
-    // Approval may wait on a person; an interrupt meanwhile means "stop", not "apply".
-    if ctx.cancel.is_cancelled() {
-        return Err(interrupted(change.tool));
     }
     let ledger = ctx.ledger.clone();
     blocking(move || {

@@ -30,7 +30,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::lint::Linter;
-use crate::policy::Approver;
+use crate::policy::{Action, ApprovalRequest, Approver, Decision};
 use crate::provider::ToolSpec;
 use crate::shell::Shell;
 
@@ -119,6 +119,24 @@ pub struct ToolCtx {
     pub call_id: String,
     /// Cancelled when the user interrupts; long-running tools should stop promptly.
     pub cancel: CancellationToken,
+}
+
+impl ToolCtx {
+    /// Asks the approver about `action` for this call. `None` when the user interrupted
+    /// while the decision was pending: the caller must then do nothing.
+    pub async fn approve(&self, action: Action) -> Option<Decision> {
+        let request = ApprovalRequest {
+            call_id: self.call_id.clone(),
+            action,
+        };
+        tokio::select! {
+            decision = self.approver.decide(request) => {
+                // The decision may arrive in the same instant as an interrupt; stop wins.
+                (!self.cancel.is_cancelled()).then_some(decision)
+            }
+            () = self.cancel.cancelled() => None,
+        }
+    }
 }
 
 /// A tool the model can call.
