@@ -222,7 +222,10 @@ mod tests {
         };
         assert!(desk.settle("c1", reject.clone()).await);
         assert_eq!(asking.await.unwrap(), reject);
-        assert!(!desk.settle("c1", Decision::Approve).await, "settled only once");
+        assert!(
+            !desk.settle("c1", Decision::Approve).await,
+            "settled only once"
+        );
     }
 
     #[tokio::test]

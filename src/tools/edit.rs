@@ -100,11 +100,11 @@ impl Tool for Edit {
         .await?;
 
         let display = change.display.clone();
-        apply_change(ctx, change).await?;
-        Ok(ToolOutput {
+        let landed = apply_change(ctx, change).await?;
+        Ok(landed.into_output(ToolOutput {
             content: format!("edited `{display}`: {replacements}.\n{regions}"),
             summary: format!("edited {display} ({replacements})"),
-        })
+        }))
     }
 }
 

@@ -14,7 +14,7 @@ use std::path::Path;
 
 use crate::policy::{Action, Decision};
 
-use super::{ToolCtx, ToolError};
+use super::{ToolCtx, ToolError, ToolOutput};
 
 /// How many leading bytes are checked for a NUL byte, the mark of a binary file.
 pub(crate) const BINARY_SNIFF_BYTES: usize = 8 * 1024;
@@ -116,21 +116,47 @@ pub(crate) struct Change {
     pub permissions: Option<Permissions>,
 }
 
-/// Asks the approver, then writes atomically and records the file as known. A
-/// rejection leaves the disk untouched and comes back as a refusal quoting the reason.
-pub(crate) async fn apply_change(ctx: &ToolCtx, change: Change) -> Result<(), ToolError> {
+/// What reached the disk, for the tool's result.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Landed {
+    /// Set when the user accepted only some hunks: tells the model exactly what landed.
+    pub partial: Option<String>,
+    /// The post-write checks' report; empty when they have nothing to say.
+    pub lint: String,
+}
+
+impl Landed {
+    /// The tool's result: `full` describes the whole change, used when all of it landed.
+    pub(crate) fn into_output(self, full: ToolOutput) -> ToolOutput {
+        let (mut content, summary) = match self.partial {
+            Some(report) => (report, format!("{} (partly applied)", full.summary)),
+            None => (full.content, full.summary),
+        };
+        if !self.lint.is_empty() {
+            content.push_str("\n\n");
+            content.push_str(&self.lint);
+        }
+        ToolOutput { content, summary }
+    }
+}
+
+/// Asks the approver, then writes atomically, records the file as known and runs the
+/// post-write checks. A rejection leaves the disk untouched and comes back as a refusal
+/// quoting the reason; so does a file that changed on disk while the decision was
+/// pending, since the approved diff no longer describes what would be replaced.
+pub(crate) async fn apply_change(ctx: &ToolCtx, change: Change) -> Result<Landed, ToolError> {
     let action = Action::WriteFile {
         path: change.abs.clone(),
         display: change.display.clone(),
-        before: change.before,
+        before: change.before.clone(),
         after: change.after.clone(),
     };
     // Approval may wait on a person; an interrupt meanwhile means "stop", not "apply".
     let Some(decision) = ctx.approve(action).await else {
         return Err(interrupted(change.tool));
     };
-    match decision {
-        Decision::Approve => {}
+    let (text, partial) = match decision {
+        Decision::Approve => (change.after.clone(), None),
         Decision::Reject { reason } => {
             return Err(ToolError::Refused(format!(
                 "the change to `{}` was not made: {}",
@@ -145,15 +171,56 @@ pub(crate) async fn apply_change(ctx: &ToolCtx, change: Change) -> Result<(), To
                 change.display
             )));
         }
-    }
+    };
     let ledger = ctx.ledger.clone();
+    let written = text.clone();
+    let (abs, display, before) = (
+        change.abs.clone(),
+        change.display.clone(),
+        change.before.clone(),
+    );
     blocking(move || {
-        write_atomically(&change.abs, change.after.as_bytes(), change.permissions)
-            .map_err(|error| io_failure("write", &change.display, &error))?;
-        ledger.record_write(&change.abs);
+        refuse_if_changed(&abs, &display, before.as_deref())?;
+        write_atomically(&abs, written.as_bytes(), change.permissions)
+            .map_err(|error| io_failure("write", &display, &error))?;
+        ledger.record_write(&abs);
         Ok(())
     })
-    .await
+    .await?;
+    let lint = ctx
+        .linter
+        .check_write(
+            &change.abs,
+            &change.display,
+            change.before.as_deref(),
+            &text,
+        )
+        .await;
+    Ok(Landed { partial, lint })
+}
+
+/// Refuses when the file on disk is no longer what the proposal was computed from
+/// (the user edited it while the decision was pending).
+fn refuse_if_changed(abs: &Path, display: &str, before: Option<&str>) -> Result<(), ToolError> {
+    let now = match fs::read(abs) {
+        Ok(bytes) => Some(bytes),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => None,
+        Err(error) => return Err(io_failure("re-check", display, &error)),
+    };
+    let unchanged = match (before, &now) {
+        (None, None) => true,
+        // `before` may be a lossy view of a non-UTF-8 file; compare the same way.
+        (Some(before), Some(bytes)) => String::from_utf8_lossy(bytes) == before,
+        _ => false,
+    };
+    if unchanged {
+        return Ok(());
+    }
+    Err(ToolError::Refused(format!(
+        "`{display}` changed on disk while the change waited for approval (someone else \
+         edited it), so nothing was written: the approved diff no longer matches the file. \
+         Read `{display}` again and redo the change on its current content."
+    )))
 }
 
 /// Writes `content` to a temp file beside `path` and renames it over `path`, so
@@ -213,7 +280,94 @@ where
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
+    use crate::policy::{ApprovalRequest, Approver};
+    use crate::tools::test_support::Fixture;
+
+    /// Approves, but only after "the user" rewrote the file in their editor.
+    struct EditsWhileDeciding {
+        path: std::path::PathBuf,
+        content: Option<&'static str>,
+    }
+
+    #[async_trait::async_trait]
+    impl Approver for EditsWhileDeciding {
+        async fn decide(&self, _request: ApprovalRequest) -> Decision {
+            match self.content {
+                Some(content) => fs::write(&self.path, content).unwrap(),
+                None => fs::remove_file(&self.path).unwrap(),
+            }
+            Decision::Approve
+        }
+    }
+
+    fn change(fixture: &Fixture, before: Option<&str>) -> Change {
+        Change {
+            tool: "edit",
+            abs: fixture.path("a.txt"),
+            display: "a.txt".into(),
+            before: before.map(str::to_string),
+            after: "model's version\n".into(),
+            permissions: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_file_edited_during_approval_is_not_overwritten() {
+        let mut fixture = Fixture::new();
+        fixture.file("a.txt", "original\n");
+        fixture.ctx.approver = Arc::new(EditsWhileDeciding {
+            path: fixture.path("a.txt"),
+            content: Some("the user's version\n"),
+        });
+        let error = apply_change(&fixture.ctx, change(&fixture, Some("original\n")))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("changed on disk while the change waited"),
+            "{error}"
+        );
+        assert_eq!(fixture.text("a.txt"), "the user's version\n");
+    }
+
+    #[tokio::test]
+    async fn a_file_created_during_approval_of_a_new_file_is_kept() {
+        let mut fixture = Fixture::new();
+        fixture.ctx.approver = Arc::new(EditsWhileDeciding {
+            path: fixture.path("a.txt"),
+            content: Some("someone else's\n"),
+        });
+        let result = apply_change(&fixture.ctx, change(&fixture, None)).await;
+        assert!(matches!(result, Err(ToolError::Refused(_))), "{result:?}");
+        assert_eq!(fixture.text("a.txt"), "someone else's\n");
+    }
+
+    #[tokio::test]
+    async fn a_file_deleted_during_approval_is_not_recreated() {
+        let mut fixture = Fixture::new();
+        fixture.file("a.txt", "original\n");
+        fixture.ctx.approver = Arc::new(EditsWhileDeciding {
+            path: fixture.path("a.txt"),
+            content: None,
+        });
+        let result = apply_change(&fixture.ctx, change(&fixture, Some("original\n"))).await;
+        assert!(matches!(result, Err(ToolError::Refused(_))), "{result:?}");
+        assert!(!fixture.path("a.txt").exists());
+    }
+
+    #[tokio::test]
+    async fn an_unchanged_file_is_written() {
+        let fixture = Fixture::new();
+        fixture.file("a.txt", "original\n");
+        let landed = apply_change(&fixture.ctx, change(&fixture, Some("original\n")))
+            .await
+            .unwrap();
+        assert_eq!(landed.partial, None);
+        assert_eq!(fixture.text("a.txt"), "model's version\n");
+    }
 
     #[test]
     fn nul_in_the_first_8_kib_marks_binary() {

@@ -81,17 +81,17 @@ impl Tool for Write {
         let display = change.display.clone();
         let lines = change.after.lines().count() as u64;
         let bytes = change.after.len() as u64;
-        apply_change(ctx, change).await?;
+        let landed = apply_change(ctx, change).await?;
 
         let verb = if replaced { "replaced" } else { "created" };
-        Ok(ToolOutput {
+        Ok(landed.into_output(ToolOutput {
             content: format!(
                 "{verb} `{display}` ({}, {}).",
                 count(lines, "line"),
                 human_size(bytes)
             ),
             summary: format!("{verb} {display} ({})", count(lines, "line")),
-        })
+        }))
     }
 }
 
