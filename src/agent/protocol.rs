@@ -81,6 +81,12 @@ pub enum Event {
         summary: String,
         output: String,
     },
+    /// The project-wide checks that ran after a batch of edits; `report` was appended to
+    /// the result of `call_id`, the batch's last edit.
+    ChecksReported {
+        call_id: String,
+        report: String,
+    },
     /// A write or edit is about to be decided on; `diff` is unified, against the file
     /// on disk.
     EditProposed {

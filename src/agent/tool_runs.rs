@@ -43,6 +43,8 @@ impl CancelReason {
 struct Slot {
     call: ToolCall,
     job: Option<Job>,
+    /// The tool edits files (see [`Tool::edits_files`]).
+    edits_files: bool,
     result: Option<ToolResult>,
     abort: Option<AbortHandle>,
 }
@@ -81,6 +83,7 @@ impl ToolRuns {
                 self.schedule.add(job.0.concurrency());
                 self.slots.push(Slot {
                     call,
+                    edits_files: job.0.edits_files(),
                     job: Some(job),
                     result: None,
                     abort: None,
@@ -92,6 +95,7 @@ impl ToolRuns {
                 self.slots.push(Slot {
                     call,
                     job: None,
+                    edits_files: false,
                     result: None,
                     abort: None,
                 });
@@ -174,6 +178,29 @@ impl ToolRuns {
             events.push(self.answer(index, Err(ToolError::Failed(note))));
         }
         events
+    }
+
+    /// The id of the last call that successfully edited a file, if any.
+    pub(crate) fn last_edit(&self) -> Option<String> {
+        self.slots
+            .iter()
+            .rev()
+            .find(|slot| slot.edits_files && slot.result.as_ref().is_some_and(|r| !r.is_error))
+            .map(|slot| slot.call.id.clone())
+    }
+
+    /// Appends `text` to the result of `call_id` (the batch's project checks ride on
+    /// its last edit).
+    pub(crate) fn append_to_result(&mut self, call_id: &str, text: &str) {
+        let result = self
+            .slots
+            .iter_mut()
+            .filter_map(|slot| slot.result.as_mut())
+            .find(|result| result.call_id == call_id);
+        if let Some(result) = result {
+            result.content.push_str("\n\n");
+            result.content.push_str(text);
+        }
     }
 
     /// Every call's result, in the order the model made the calls.

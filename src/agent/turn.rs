@@ -174,7 +174,11 @@ impl Agent {
                     .await;
                 end
             }
-            StepEnd::ToolsRan | StepEnd::Finished(_) => end,
+            StepEnd::ToolsRan | StepEnd::Finished(_) => match self.run_turn_checks(&mut runs).await
+            {
+                Some(interrupted) => interrupted,
+                None => end,
+            },
         };
         let results = runs.into_results();
         let ran_tools = !results.is_empty();
@@ -184,6 +188,26 @@ impl Agent {
             StepEnd::Finished(_) if ran_tools => StepEnd::ToolsRan,
             end => end,
         }
+    }
+
+    /// Runs the project-wide checks once after a batch that edited files, and appends
+    /// their report to the batch's last edit. An interrupt meanwhile skips them and
+    /// ends the step.
+    async fn run_turn_checks(&mut self, runs: &mut ToolRuns) -> Option<StepEnd> {
+        let call_id = runs.last_edit()?;
+        let linter = Arc::clone(&self.tool_ctx.linter);
+        let report = tokio::select! {
+            report = linter.turn_checks() => report?,
+            end = self.wait_for_cancel() => {
+                runs.append_to_result(&call_id, "project checks: skipped (interrupted)");
+                return Some(end);
+            }
+        };
+        runs.append_to_result(&call_id, &report);
+        self.events
+            .emit(Event::ChecksReported { call_id, report })
+            .await;
+        None
     }
 
     /// Reads the stream and tool completions until both are done or the step is cut.

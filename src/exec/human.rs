@@ -181,6 +181,12 @@ impl Printer for HumanPrinter {
             }
             Event::EditProposed { diff, .. } => self.diff(out, diff)?,
             Event::ToolOutputDelta { text, .. } => self.tool_output(out, text)?,
+            Event::ChecksReported { report, .. } => {
+                for text in report.lines() {
+                    let text = self.paint(Style::Dim, text);
+                    self.line(out, &format!("  {text}"))?;
+                }
+            }
             Event::ApprovalNeeded { why, request, .. } => {
                 let what = match request {
                     ApprovalView::Edit { path, .. } => format!("edit {path}"),

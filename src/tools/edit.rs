@@ -64,6 +64,10 @@ impl Tool for Edit {
         schema_for::<EditArgs>()
     }
 
+    fn edits_files(&self) -> bool {
+        true
+    }
+
     async fn run(&self, args: Value, ctx: &ToolCtx) -> Result<ToolOutput, ToolError> {
         let args: EditArgs = parse_args(self.name(), args)?;
         check_strings(&args.old_string, &args.new_string)?;

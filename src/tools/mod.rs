@@ -155,6 +155,12 @@ pub trait Tool: Send + Sync {
         Concurrency::Exclusive
     }
 
+    /// Whether a successful call changes files the way the post-batch project checks
+    /// (`cargo check`, `tsc --noEmit`) care about. Defaults to false.
+    fn edits_files(&self) -> bool {
+        false
+    }
+
     async fn run(&self, args: Value, ctx: &ToolCtx) -> Result<ToolOutput, ToolError>;
 }
 

@@ -47,6 +47,10 @@ impl Tool for Write {
         schema_for::<WriteArgs>()
     }
 
+    fn edits_files(&self) -> bool {
+        true
+    }
+
     async fn run(&self, args: Value, ctx: &ToolCtx) -> Result<ToolOutput, ToolError> {
         let args: WriteArgs = parse_args(self.name(), args)?;
         let workspace = ctx.workspace.clone();
