@@ -4,5 +4,23 @@
 #![allow(dead_code)]
 
 pub mod harness;
+/// Generates one test per wire format for each named `async fn name(wire: Wire)`:
+/// `name::anthropic` and `name::openai`.
+macro_rules! for_each_wire {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[tokio::test]
+            async fn anthropic() {
+                super::$name(duet::provider::Wire::Anthropic).await;
+            }
+
+            #[tokio::test]
+            async fn openai() {
+                super::$name(duet::provider::Wire::OpenAiChat).await;
+            }
+        }
+    )*};
+}
+
 pub mod script;
 pub mod scripted_server;

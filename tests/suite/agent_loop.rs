@@ -13,23 +13,6 @@ use crate::common::harness::{
 use crate::common::script::Script;
 use crate::common::scripted_server::ScriptedServer;
 
-/// Runs `$body(wire)` once per wire format, as two named tests.
-macro_rules! for_each_wire {
-    ($($name:ident),* $(,)?) => {$(
-        mod $name {
-            #[tokio::test]
-            async fn anthropic() {
-                super::$name(duet::provider::Wire::Anthropic).await;
-            }
-
-            #[tokio::test]
-            async fn openai() {
-                super::$name(duet::provider::Wire::OpenAiChat).await;
-            }
-        }
-    )*};
-}
-
 for_each_wire!(
     streamed_text_arrives_as_deltas,
     request_carries_instructions_environment_and_cache_prefix,

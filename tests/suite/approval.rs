@@ -1,0 +1,239 @@
+//! Approval of edits through the agent's command channel, against the scripted server:
+//! approve, reject with a reason, a stale proposal, interrupt withdrawing a proposal, a
+//! mode switch releasing it, and headless `ask` runs with and without `--yes`.
+
+use duet::agent::protocol::ApprovalView;
+use duet::agent::{Command, Event, TurnOutcome};
+use duet::policy::{ApprovalMode, Decision};
+use duet::provider::{StopReason, Wire};
+use pretty_assertions::assert_eq;
+
+use crate::common::harness::{TestAgent, TestRepo, duet_binary, tool_results};
+use crate::common::script::Script;
+use crate::common::scripted_server::ScriptedServer;
+
+const ORIGINAL: &str = "alpha\nbeta\n";
+
+async fn start_edit(wire: Wire) -> (ScriptedServer, TestRepo, TestAgent) {
+    let server = ScriptedServer::start(Script::load("edit_alpha")).await;
+    let repo = TestRepo::with_files(&[("a.txt", ORIGINAL)]);
+    let agent = TestAgent::start(&server, wire, repo.path(), ApprovalMode::Ask);
+    agent.send("capitalize alpha");
+    (server, repo, agent)
+}
+
+/// Waits for the approval request and returns its call id and view.
+async fn approval_needed(agent: &mut TestAgent) -> (String, ApprovalView) {
+    match agent
+        .wait_for("an approval request", |e| {
+            matches!(e, Event::ApprovalNeeded { .. })
+        })
+        .await
+    {
+        Event::ApprovalNeeded {
+            call_id, request, ..
+        } => (call_id, request),
+        _ => unreachable!(),
+    }
+}
+
+fn decide(agent: &TestAgent, call_id: &str, decision: Decision) {
+    agent
+        .handle
+        .send(Command::Decide {
+            call_id: call_id.into(),
+            decision,
+        })
+        .unwrap();
+}
+
+for_each_wire!(
+    an_approved_edit_lands,
+    a_rejected_edit_leaves_the_file_and_tells_the_model_why,
+);
+
+async fn an_approved_edit_lands(wire: Wire) {
+    let (server, repo, mut agent) = start_edit(wire).await;
+    let (call_id, view) = approval_needed(&mut agent).await;
+    let ApprovalView::Edit {
+        path,
+        new_file,
+        diff,
+        ..
+    } = view
+    else {
+        panic!("expected an edit approval, got {view:?}");
+    };
+    assert_eq!((path.as_str(), new_file), ("a.txt", false));
+    assert!(diff.contains("-alpha\n+ALPHA\n"), "{diff}");
+    assert_eq!(
+        repo.read("a.txt"),
+        ORIGINAL,
+        "nothing lands before approval"
+    );
+
+    decide(&agent, &call_id, Decision::Approve);
+    assert_eq!(
+        agent.turn_end().await,
+        TurnOutcome::Finished {
+            stop_reason: StopReason::EndTurn
+        }
+    );
+    assert_eq!(repo.read("a.txt"), "ALPHA\nbeta\n");
+    agent.position("the approval closing", |e| {
+        matches!(
+            e,
+            Event::ApprovalClosed {
+                decision: Some(Decision::Approve),
+                ..
+            }
+        )
+    });
+    let results = tool_results(&server.requests()[1]);
+    assert!(!results[0].is_error, "{:?}", results[0]);
+    server.assert_no_violations();
+}
+
+async fn a_rejected_edit_leaves_the_file_and_tells_the_model_why(wire: Wire) {
+    let (server, repo, mut agent) = start_edit(wire).await;
+    let (call_id, _) = approval_needed(&mut agent).await;
+    decide(
+        &agent,
+        &call_id,
+        Decision::Reject {
+            reason: Some("keep it lowercase, it is a Greek letter".into()),
+        },
+    );
+    agent.turn_end().await;
+    assert_eq!(repo.read("a.txt"), ORIGINAL);
+    let results = tool_results(&server.requests()[1]);
+    assert!(results[0].is_error);
+    assert!(
+        results[0]
+            .content
+            .contains("keep it lowercase, it is a Greek letter"),
+        "{}",
+        results[0].content
+    );
+    server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn a_file_changed_while_the_proposal_waited_is_not_overwritten() {
+    let (server, repo, mut agent) = start_edit(Wire::Anthropic).await;
+    let (call_id, _) = approval_needed(&mut agent).await;
+    std::fs::write(repo.path().join("a.txt"), "alpha\nbeta\ngamma\n").unwrap();
+    decide(&agent, &call_id, Decision::Approve);
+    agent.turn_end().await;
+    assert_eq!(repo.read("a.txt"), "alpha\nbeta\ngamma\n");
+    let results = tool_results(&server.requests()[1]);
+    assert!(results[0].is_error);
+    assert!(
+        results[0].content.contains("changed on disk"),
+        "{}",
+        results[0].content
+    );
+    server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn interrupt_withdraws_a_waiting_proposal() {
+    let (server, repo, mut agent) = start_edit(Wire::Anthropic).await;
+    let (call_id, _) = approval_needed(&mut agent).await;
+    agent.interrupt();
+    assert_eq!(agent.turn_end().await, TurnOutcome::Interrupted);
+    agent.position(
+        "the withdrawal",
+        |e| matches!(e, Event::ApprovalClosed { call_id: id, decision: None } if *id == call_id),
+    );
+    assert_eq!(repo.read("a.txt"), ORIGINAL);
+
+    // A late decision changes nothing, and the next message continues a valid conversation.
+    decide(&agent, &call_id, Decision::Approve);
+    agent.send("never mind");
+    agent.turn_end().await;
+    assert_eq!(repo.read("a.txt"), ORIGINAL);
+    let results = tool_results(&server.requests()[1]);
+    assert_eq!(results.len(), 1);
+    assert!(results[0].is_error);
+    server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn switching_to_auto_applies_what_waits() {
+    let (server, repo, mut agent) = start_edit(Wire::OpenAiChat).await;
+    approval_needed(&mut agent).await;
+    agent
+        .handle
+        .send(Command::SetMode {
+            mode: ApprovalMode::Auto,
+        })
+        .unwrap();
+    agent.turn_end().await;
+    assert_eq!(repo.read("a.txt"), "ALPHA\nbeta\n");
+    agent.position("the mode change", |e| {
+        matches!(
+            e,
+            Event::ModeChanged {
+                mode: ApprovalMode::Auto
+            }
+        )
+    });
+    server.assert_no_violations();
+}
+
+async fn exec_ask(extra: &[&str]) -> (ScriptedServer, TestRepo, std::process::Output) {
+    let server = ScriptedServer::start(Script::load("edit_alpha")).await;
+    let repo = TestRepo::with_files(&[("a.txt", ORIGINAL)]);
+    let home = tempfile::tempdir().unwrap();
+    let mut args = vec!["exec", "--approval", "ask"];
+    args.extend_from_slice(extra);
+    args.push("capitalize alpha");
+    let output = tokio::process::Command::new(duet_binary())
+        .args(&args)
+        .current_dir(repo.path())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .env("XDG_STATE_HOME", home.path().join("state"))
+        .env("ANTHROPIC_BASE_URL", server.base_url(Wire::Anthropic))
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .kill_on_drop(true)
+        .output()
+        .await
+        .unwrap();
+    (server, repo, output)
+}
+
+#[tokio::test]
+async fn headless_ask_refuses_because_no_one_can_approve() {
+    let (server, repo, output) = exec_ask(&[]).await;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert_eq!(repo.read("a.txt"), ORIGINAL);
+    assert!(stdout.contains("? approve edit a.txt?"), "{stdout}");
+    let results = tool_results(&server.requests()[1]);
+    assert!(results[0].is_error);
+    assert!(
+        results[0]
+            .content
+            .contains("no one to approve in headless mode"),
+        "{}",
+        results[0].content
+    );
+    server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn headless_ask_with_yes_approves() {
+    let (server, repo, output) = exec_ask(&["--yes"]).await;
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    assert_eq!(repo.read("a.txt"), "ALPHA\nbeta\n");
+    server.assert_no_violations();
+}
