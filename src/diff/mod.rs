@@ -1,13 +1,16 @@
 //! Diffs of proposed file changes, split into hunks that can be approved one by one.
 //!
-//! Owns: turning (before, after) into the unified diff people review and the [`Hunk`]s
-//! it consists of.
+//! Owns: turning (before, after) into the unified diff people review, the [`Hunk`]s it
+//! consists of, applying a chosen subset of them ([`apply`]) and telling the model what
+//! landed ([`Applied::describe_partial`]).
 //! Does not own: deciding whether a change applies (`policy/`) or writing files (`tools/`).
 //! Invariant: the diff is computed from the exact bytes that would be written, so what is
 //! shown is what lands; [`unified`] and [`hunks`] are the same hunks, so an id names
 //! what the person saw.
 
 mod align;
+mod apply;
+mod describe;
 mod hunk;
 mod lines;
 #[cfg(test)]
@@ -15,6 +18,7 @@ mod test_support;
 
 use serde::{Deserialize, Serialize};
 
+pub use apply::{Applied, HunkError, HunkOutcome, apply};
 pub use hunk::{Hunk, HunkLine, LineKind, LineRange, hunks};
 pub use lines::LineEnding;
 
