@@ -117,6 +117,20 @@ impl Language {
         }
     }
 
+    /// What the reader should know when this grammar reports errors.
+    pub(crate) fn caveat(self) -> Option<&'static str> {
+        match self {
+            // The parser sees code before the preprocessor runs, so a macro used as a
+            // specifier (`EXPORT int f(void);`) or as a type (`Array(int) a;`) looks
+            // like a syntax error.
+            Self::C | Self::Cpp => Some(
+                "c/c++ is checked without expanding macros: an error where a macro is \
+                 used may be a false alarm if the code compiles",
+            ),
+            _ => None,
+        }
+    }
+
     pub(crate) fn grammar(self) -> tree_sitter::Language {
         let function = match self {
             Self::Bash => tree_sitter_bash::LANGUAGE,

@@ -398,7 +398,12 @@ async fn check_syntax(
     })
     .await;
     match checked {
-        Ok(Ok(findings)) => report.syntax(language.name(), display, &findings),
+        Ok(Ok(findings)) => {
+            report.syntax(language.name(), display, &findings);
+            if let Some(caveat) = language.caveat().filter(|_| !findings.is_empty()) {
+                report.note(caveat.to_string());
+            }
+        }
         Ok(Err(error)) => report.note(format!("{} syntax check: {error}", language.name())),
         Err(error) => report.note(format!(
             "{} syntax check stopped unexpectedly: {error}",

@@ -16,6 +16,7 @@
 //! *new*: an error on a line the write touched counts as the write's, even if that line
 //! was broken before too.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
@@ -56,6 +57,12 @@ pub(crate) struct SyntaxError {
 pub(crate) struct Findings {
     pub new: Vec<SyntaxError>,
     pub already_there: Vec<SyntaxError>,
+}
+
+impl Findings {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.new.is_empty() && self.already_there.is_empty()
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -105,7 +112,7 @@ pub(crate) fn find_errors(
     text: &str,
     deadline: Instant,
 ) -> Result<Vec<SyntaxError>, SyntaxCheckError> {
-    let tree = parse(language, text, deadline)?;
+    let tree = parse(language, &parse_input(language, text), deadline)?;
     let root = tree.root_node();
     let mut spots = Vec::new();
     collect(root, &mut spots);
@@ -146,7 +153,33 @@ impl Problem {
     }
 }
 
-fn parse(language: Language, text: &str, deadline: Instant) -> Result<Tree, SyntaxCheckError> {
+/// What the parser reads: the text itself, except that C and C++ preprocessor
+/// directives are blanked out (offsets unchanged). The grammars parse each branch of an
+/// `#ifdef` on its own, so the ubiquitous `#ifdef __cplusplus extern "C" { #endif … }`
+/// guard would otherwise be an error in every header that has it.
+fn parse_input(language: Language, text: &str) -> Cow<'_, [u8]> {
+    if !matches!(language, Language::C | Language::Cpp) {
+        return Cow::Borrowed(text.as_bytes());
+    }
+    let mut bytes = text.as_bytes().to_vec();
+    let mut offset = 0;
+    let mut continued = false;
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\n', '\r']);
+        if continued || body.trim_start().starts_with('#') {
+            continued = body.ends_with('\\');
+            for byte in &mut bytes[offset..offset + body.len()] {
+                if !byte.is_ascii_whitespace() {
+                    *byte = b' ';
+                }
+            }
+        }
+        offset += line.len();
+    }
+    Cow::Owned(bytes)
+}
+
+fn parse(language: Language, text: &[u8], deadline: Instant) -> Result<Tree, SyntaxCheckError> {
     let mut parser = Parser::new();
     parser
         .set_language(&language.grammar())
@@ -162,10 +195,9 @@ fn parse(language: Language, text: &str, deadline: Instant) -> Result<Tree, Synt
         }
     };
     let options = ParseOptions::new().progress_callback(&mut stop_at_deadline);
-    let bytes = text.as_bytes();
     parser
         .parse_with_options(
-            &mut |offset, _| bytes.get(offset..).unwrap_or_default(),
+            &mut |offset, _| text.get(offset..).unwrap_or_default(),
             None,
             Some(options),
         )
@@ -600,6 +632,24 @@ class A(Base):
         return total
 "#;
         assert_eq!(spots(Language::Python, text), Vec::new());
+    }
+
+    #[test]
+    fn c_preprocessor_branches_do_not_split_blocks() {
+        let header = "#ifndef LIB_H\n#define LIB_H\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n\
+                      #define MAX(a, b) \\\n  ((a) > (b) ? (a) : (b))\n\nint lib_add(int a, int b);\n\n\
+                      #ifdef __cplusplus\n}\n#endif\n#endif\n";
+        assert_eq!(errors(Language::Cpp, header), Vec::new());
+        // Blanking keeps offsets: an error after directives is still placed exactly,
+        // and the excerpt shows the real line.
+        let broken = "#include <stdio.h>\n#define N 3 // é\nint main(void) { return N }\n";
+        let found = errors(Language::C, broken);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!((found[0].row, found[0].column), (2, 25));
+        assert_eq!(
+            found[0].excerpt.as_deref(),
+            Some("int main(void) { return N }\n                         ^")
+        );
     }
 
     #[test]

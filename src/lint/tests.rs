@@ -418,3 +418,24 @@ async fn huge_files_skip_the_syntax_check_with_a_note() {
         "lint: nothing checked\njson syntax check skipped: the file is larger than 8 MiB"
     );
 }
+
+#[test]
+fn the_checks_can_run_inside_spawned_tasks() {
+    fn assert_send<T: Send>(_: &T) {}
+    let (_dir, linter) = project(LintConfig::default());
+    assert_send(&linter.check_write(Path::new("/x/a.rs"), "a.rs", None, ""));
+    assert_send(&linter.turn_checks());
+}
+
+#[tokio::test]
+async fn c_errors_carry_the_macro_caveat() {
+    let (dir, linter) = project(LintConfig::default());
+    let report = write_and_check(&dir, &linter, "m.c", None, "int main(void) { return 0 }\n").await;
+    assert_eq!(
+        report,
+        "lint: 1 new syntax error\n\
+         c/c++ is checked without expanding macros: an error where a macro is used may be a \
+         false alarm if the code compiles\n\
+         m.c:1:26: syntax error: missing `;`\n    int main(void) { return 0 }\n                             ^"
+    );
+}
