@@ -17,6 +17,13 @@
 //! first. A file with no grammar and no matching linter gets an empty string, so the
 //! write result carries no lint line at all. A linter whose program is missing (exit
 //! status 127) is reported once per session and skipped silently afterwards.
+//!
+//! Syntax check coverage: Rust, Python, JavaScript (with JSX), TypeScript, TSX, Go, C,
+//! C++ (also `.h`), JSON, TOML (also `Cargo.lock`, `poetry.lock`, `uv.lock`), YAML,
+//! Bash (also shebang scripts without an extension), HTML and CSS. Known limits of the
+//! grammars: C and C++ are parsed without expanding macros (reports there carry a
+//! caveat line); tree-sitter-python accepts bad indentation, so `python.rs` adds that
+//! check; HTML is lenient by design (unclosed tags are not errors).
 
 mod command;
 mod language;
@@ -66,7 +73,7 @@ const PATH_PLACEHOLDER: &str = "{path}";
 ///
 /// A pattern without `/` matches the file name anywhere (`*.py`); one with `/` matches
 /// the path relative to the project root, where `*` stays within one directory and
-/// `**` crosses them. Every matching linter runs, in pattern order. `{path}` becomes
+/// `**` crosses them. Every matching linter runs, in the sorted order of their patterns. `{path}` becomes
 /// the shell-quoted root-relative path; commands run with `sh -c` in the root.
 ///
 /// Deserializing rejects an invalid glob, an empty command or a zero timeout with a
