@@ -73,8 +73,9 @@ const PATH_PLACEHOLDER: &str = "{path}";
 ///
 /// A pattern without `/` matches the file name anywhere (`*.py`); one with `/` matches
 /// the path relative to the project root, where `*` stays within one directory and
-/// `**` crosses them. Every matching linter runs, in the sorted order of their patterns. `{path}` becomes
-/// the shell-quoted root-relative path; commands run with `sh -c` in the root.
+/// `**` crosses them. Every matching linter runs, in the sorted order of the patterns.
+/// `{path}` becomes the shell-quoted root-relative path; commands run with `sh -c` in
+/// the root. Turn checks get no `{path}` and run the same way.
 ///
 /// Deserializing rejects an invalid glob, an empty command or a zero timeout with a
 /// message naming it, so the config loader can point at the file and line;
