@@ -1,41 +1,493 @@
-//! SCAFFOLD: replaced by the lint work.
-#![allow(dead_code)] // scaffold fields, used once the real module lands
+//! Post-write checks: after every write or edit the model reads, in the same tool
+//! result, the syntax errors and linter output for what it just wrote, and after the
+//! last edit of a batch the output of the project-wide turn checks.
+//!
+//! Owns: the `[lint]` settings ([`LintConfig`]), the built-in tree-sitter syntax check
+//! (`syntax.rs`, `language.rs`, `python.rs`), running configured linters and turn
+//! checks (`command.rs`), and the report text (`report.rs`).
+//! Does not own: when checks run (the write and edit tools and the agent call in) or
+//! the write itself — checks read what already landed.
+//! Invariant: checking never fails and never blocks without bound: every problem inside
+//! lint (a bad pattern, a missing linter, a timeout, a parser giving up) becomes a line
+//! of the report, parsing runs off the async runtime, and every command has a time
+//! limit after which its whole process group is killed.
+//!
+//! Report rules: everything clean is one line (`lint: clean (rust syntax, ruff check)`);
+//! otherwise a header with counts, then notes, then details with new syntax errors
+//! first. A file with no grammar and no matching linter gets an empty string, so the
+//! write result carries no lint line at all. A linter whose program is missing (exit
+//! status 127) is reported once per session and skipped silently afterwards.
+//!
+//! Syntax check coverage: Rust, Python, JavaScript (with JSX), TypeScript, TSX, Go, C,
+//! C++ (also `.h`), JSON, TOML (also `Cargo.lock`, `poetry.lock`, `uv.lock`), YAML,
+//! Bash (also shebang scripts without an extension), HTML and CSS. Known limits of the
+//! grammars: C and C++ are parsed without expanding macros (reports there carry a
+//! caveat line); tree-sitter-python accepts bad indentation, so `python.rs` adds that
+//! check; HTML is lenient by design (unclosed tags are not errors).
+
+mod command;
+mod language;
+mod python;
+mod report;
+mod syntax;
+
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
-use serde::Deserialize;
+use globset::{GlobBuilder, GlobMatcher};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer};
 
-/// Project lint settings.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-pub struct LintConfig {}
+use command::{Outcome, Run};
+use language::Language;
+use report::Report;
 
-/// Runs the checks after each write.
+/// Output kept from one linter run, head and tail together.
+const LINTER_OUTPUT_CAP: usize = 4 * 1024;
+/// Output kept from one turn check.
+const TURN_OUTPUT_CAP: usize = 8 * 1024;
+const DEFAULT_TIMEOUT_SECS: u64 = 20;
+const DEFAULT_TURN_TIMEOUT_SECS: u64 = 120;
+/// Larger files (generated data, bundles) are not parsed: the tree alone would take
+/// hundreds of MB, and nobody edits such files by hand.
+const MAX_SYNTAX_BYTES: usize = 8 << 20;
+/// What `{path}` in a linter command is replaced with.
+const PATH_PLACEHOLDER: &str = "{path}";
+
+/// The `[lint]` table of the config file:
+///
+/// ```toml
+/// [lint]
+/// syntax = true                      # built-in tree-sitter check (default true)
+/// timeout_secs = 20                  # per linter run (default 20)
+/// turn_timeout_secs = 120            # per turn check (default 120)
+/// turn_checks = ["cargo check --quiet"]
+///
+/// [lint.linters]
+/// "*.py" = "ruff check --quiet {path}"
+/// "src/**/*.ts" = "npx eslint {path}"
+/// ```
+///
+/// A pattern without `/` matches the file name anywhere (`*.py`); one with `/` matches
+/// the path relative to the project root, where `*` stays within one directory and
+/// `**` crosses them. Every matching linter runs, in the sorted order of the patterns.
+/// `{path}` becomes the shell-quoted root-relative path; commands run with `sh -c` in
+/// the root. Turn checks get no `{path}` and run the same way.
+///
+/// Deserializing rejects an invalid glob, an empty command or a zero timeout with a
+/// message naming it, so the config loader can point at the file and line;
+/// [`LintConfig::validate`] applies the same rules to a config built in code.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LintConfig {
+    /// Run the built-in syntax check.
+    pub syntax: bool,
+    /// File pattern → command run after each write of a matching file.
+    #[serde(deserialize_with = "linters_field")]
+    pub linters: BTreeMap<String, String>,
+    /// Project-wide commands run, in order, after the last edit of a batch.
+    #[serde(deserialize_with = "turn_checks_field")]
+    pub turn_checks: Vec<String>,
+    /// Time limit of one linter run, in seconds.
+    #[serde(deserialize_with = "seconds_field")]
+    pub timeout_secs: u64,
+    /// Time limit of one turn check, in seconds.
+    #[serde(deserialize_with = "seconds_field")]
+    pub turn_timeout_secs: u64,
+}
+
+impl Default for LintConfig {
+    fn default() -> Self {
+        Self {
+            syntax: true,
+            linters: BTreeMap::new(),
+            turn_checks: Vec::new(),
+            timeout_secs: DEFAULT_TIMEOUT_SECS,
+            turn_timeout_secs: DEFAULT_TURN_TIMEOUT_SECS,
+        }
+    }
+}
+
+impl LintConfig {
+    /// Checks what deserializing checks, for configs built in code: the first invalid
+    /// pattern, empty command or zero timeout.
+    pub fn validate(&self) -> Result<(), LintConfigError> {
+        check_linters(&self.linters)?;
+        check_turn_checks(&self.turn_checks)?;
+        check_seconds(&self.timeout_secs)?;
+        check_seconds(&self.turn_timeout_secs)
+    }
+}
+
+/// A `[lint]` setting that cannot work.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LintConfigError {
+    #[error("invalid file pattern `{pattern}` in [lint] linters: {reason}")]
+    BadPattern { pattern: String, reason: String },
+    #[error(
+        "the linter for `{pattern}` in [lint] linters is empty; give the command to run, \
+         e.g. \"ruff check --quiet {{path}}\""
+    )]
+    EmptyLinter { pattern: String },
+    #[error("[lint] turn_checks contains an empty command; remove it or give the command to run")]
+    EmptyTurnCheck,
+    #[error("a [lint] timeout of 0 s would stop every check at once; use at least 1")]
+    ZeroTimeout,
+}
+
+fn check_linters(linters: &BTreeMap<String, String>) -> Result<(), LintConfigError> {
+    linters
+        .iter()
+        .try_for_each(|(pattern, command)| FileLinter::new(pattern, command).map(drop))
+}
+
+fn check_turn_checks(checks: &[String]) -> Result<(), LintConfigError> {
+    match checks.iter().any(|check| check.trim().is_empty()) {
+        true => Err(LintConfigError::EmptyTurnCheck),
+        false => Ok(()),
+    }
+}
+
+fn check_seconds(seconds: &u64) -> Result<(), LintConfigError> {
+    match seconds {
+        0 => Err(LintConfigError::ZeroTimeout),
+        _ => Ok(()),
+    }
+}
+
+/// Deserializes a field and applies `check`, so the error carries the field's span.
+fn checked<'de, D, T>(
+    deserializer: D,
+    check: impl Fn(&T) -> Result<(), LintConfigError>,
+) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    let value = T::deserialize(deserializer)?;
+    check(&value).map_err(D::Error::custom)?;
+    Ok(value)
+}
+
+fn linters_field<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<BTreeMap<String, String>, D::Error> {
+    checked(deserializer, check_linters)
+}
+
+fn turn_checks_field<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
+    checked(deserializer, |checks: &Vec<String>| {
+        check_turn_checks(checks)
+    })
+}
+
+fn seconds_field<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
+    checked(deserializer, check_seconds)
+}
+
+/// A configured per-file linter, its pattern compiled.
+#[derive(Debug)]
+struct FileLinter {
+    matcher: GlobMatcher,
+    /// The pattern contains `/`: match the root-relative path, not the file name.
+    whole_path: bool,
+    command: String,
+}
+
+impl FileLinter {
+    fn new(pattern: &str, command: &str) -> Result<Self, LintConfigError> {
+        let glob = GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .build()
+            .map_err(|error| LintConfigError::BadPattern {
+                pattern: pattern.to_string(),
+                reason: error.kind().to_string(),
+            })?;
+        if command.trim().is_empty() {
+            return Err(LintConfigError::EmptyLinter {
+                pattern: pattern.to_string(),
+            });
+        }
+        Ok(Self {
+            matcher: glob.compile_matcher(),
+            whole_path: pattern.contains('/'),
+            command: command.to_string(),
+        })
+    }
+
+    fn matches(&self, relative: &Path) -> bool {
+        if self.whole_path {
+            self.matcher.is_match(relative)
+        } else {
+            relative
+                .file_name()
+                .is_some_and(|name| self.matcher.is_match(name))
+        }
+    }
+}
+
+/// Runs the checks after each write and at the end of each batch of edits.
 #[derive(Debug)]
 pub struct Linter {
     root: PathBuf,
     config: LintConfig,
+    file_linters: Vec<FileLinter>,
+    /// Settings that could not be used, told in the first report only.
+    config_problems: Vec<String>,
+    config_problems_told: AtomicBool,
+    /// Commands whose program was not found; told once, then skipped.
+    missing: Mutex<HashSet<String>>,
 }
 
 impl Linter {
+    /// A linter for the project at `root`. Settings that cannot be used (an invalid
+    /// pattern in a config built without [`LintConfig::validate`]) are skipped and
+    /// mentioned in the first report rather than failing here.
     pub fn new(root: &Path, config: LintConfig) -> Self {
+        let mut file_linters = Vec::new();
+        let mut config_problems = Vec::new();
+        for (pattern, command) in &config.linters {
+            match FileLinter::new(pattern, command) {
+                Ok(linter) => file_linters.push(linter),
+                Err(error) => config_problems.push(format!("{error}; that linter is skipped")),
+            }
+        }
+        if let Err(error) = check_turn_checks(&config.turn_checks) {
+            config_problems.push(format!("{error}; it is skipped"));
+        }
         Self {
             root: root.to_path_buf(),
             config,
+            file_linters,
+            config_problems,
+            config_problems_told: AtomicBool::new(false),
+            missing: Mutex::new(HashSet::new()),
         }
     }
 
-    /// The text appended to a write or edit result.
+    /// The text appended to a write or edit result for the file at `abs` (shown as
+    /// `display`), whose content was `before` (`None` for a new file) and is now
+    /// `after` on disk. Empty when nothing applies to this file.
     pub async fn check_write(
         &self,
-        _abs: &Path,
-        _display: &str,
-        _before: Option<&str>,
-        _after: &str,
+        abs: &Path,
+        display: &str,
+        before: Option<&str>,
+        after: &str,
     ) -> String {
-        String::new()
+        let mut report = Report::new("lint");
+        self.tell_config_problems(&mut report);
+        if self.config.syntax {
+            check_syntax(abs, display, before, after, &mut report).await;
+        }
+        let relative = abs.strip_prefix(&self.root).unwrap_or(abs);
+        let quoted = shell_quote(&relative.to_string_lossy());
+        for linter in self.file_linters.iter().filter(|l| l.matches(relative)) {
+            let script = linter.command.replace(PATH_PLACEHOLDER, &quoted);
+            self.run_check(&mut report, CheckKind::Linter, &linter.command, &script)
+                .await;
+        }
+        report.render()
     }
 
-    /// The project-wide checks run once after the last edit of a batch.
+    /// The project-wide checks, run in order once after the last edit of a batch:
+    /// their combined report, or `None` when none are configured (or all were skipped
+    /// as missing).
     pub async fn turn_checks(&self) -> Option<String> {
-        None
+        let mut report = Report::new("turn checks");
+        let checks = self.config.turn_checks.iter();
+        for check in checks.filter(|check| !check.trim().is_empty()) {
+            self.run_check(&mut report, CheckKind::Turn, check, check)
+                .await;
+        }
+        Some(report.render()).filter(|text| !text.is_empty())
+    }
+
+    fn tell_config_problems(&self, report: &mut Report) {
+        if !self.config_problems.is_empty()
+            && !self.config_problems_told.swap(true, Ordering::Relaxed)
+        {
+            for problem in &self.config_problems {
+                report.note(problem.clone());
+            }
+        }
+    }
+
+    /// Runs `script` (made from the configured `template`) unless its program is known
+    /// to be missing, and adds the outcome to `report`.
+    async fn run_check(&self, report: &mut Report, kind: CheckKind, template: &str, script: &str) {
+        if self.is_missing(template) {
+            return;
+        }
+        let seconds = match kind {
+            CheckKind::Linter => self.config.timeout_secs,
+            CheckKind::Turn => self.config.turn_timeout_secs,
+        };
+        // A zero from a config built in code must not stop every check at once.
+        let limit = Duration::from_secs(seconds.max(1));
+        let run = command::run(&self.root, script, limit, kind.output_cap()).await;
+        if run.outcome == Outcome::NotFound {
+            if self.mark_missing(template) {
+                report.note(not_found_note(kind.noun(), template, &run));
+            }
+            return;
+        }
+        report.command(&label(template), script, limit, &run);
+    }
+
+    fn is_missing(&self, template: &str) -> bool {
+        self.missing
+            .lock()
+            .map(|missing| missing.contains(template))
+            .unwrap_or(false)
+    }
+
+    /// Records `template` as missing; true the first time.
+    fn mark_missing(&self, template: &str) -> bool {
+        self.missing
+            .lock()
+            .map(|mut missing| missing.insert(template.to_string()))
+            .unwrap_or(true)
     }
 }
+
+/// The two kinds of configured command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CheckKind {
+    /// Runs on one file after each write.
+    Linter,
+    /// Runs on the project after a batch of edits.
+    Turn,
+}
+
+impl CheckKind {
+    fn noun(self) -> &'static str {
+        match self {
+            Self::Linter => "linter",
+            Self::Turn => "turn check",
+        }
+    }
+
+    fn output_cap(self) -> usize {
+        match self {
+            Self::Linter => LINTER_OUTPUT_CAP,
+            // These summarize a whole project, so they get more room.
+            Self::Turn => TURN_OUTPUT_CAP,
+        }
+    }
+}
+
+/// Parses off the async runtime and adds the outcome to `report`; files without a
+/// grammar add nothing.
+async fn check_syntax(
+    abs: &Path,
+    display: &str,
+    before: Option<&str>,
+    after: &str,
+    report: &mut Report,
+) {
+    let Some(language) = Language::detect(abs, after) else {
+        return;
+    };
+    if after.len() > MAX_SYNTAX_BYTES {
+        report.note(format!(
+            "{} syntax check skipped: the file is larger than {} MiB",
+            language.name(),
+            MAX_SYNTAX_BYTES >> 20
+        ));
+        return;
+    }
+    let (before, after) = (before.map(str::to_string), after.to_string());
+    let checked = tokio::task::spawn_blocking(move || {
+        syntax::check(language, before.as_deref(), &after, syntax::PARSE_BUDGET)
+    })
+    .await;
+    match checked {
+        Ok(Ok(findings)) => {
+            report.syntax(language.name(), display, &findings);
+            if let Some(caveat) = language.caveat().filter(|_| !findings.is_empty()) {
+                report.note(caveat.to_string());
+            }
+        }
+        Ok(Err(error)) => report.note(format!("{} syntax check: {error}", language.name())),
+        Err(error) => report.note(format!(
+            "{} syntax check stopped unexpectedly: {error}",
+            language.name()
+        )),
+    }
+}
+
+fn not_found_note(kind: &str, template: &str, run: &Run) -> String {
+    let shell_said = run.output.lines().next().unwrap_or_default().trim();
+    let said = if shell_said.is_empty() {
+        String::new()
+    } else {
+        format!(" ({shell_said})")
+    };
+    format!(
+        "{kind} `{}` not found{said}; skipping it for the rest of the session",
+        program(template)
+    )
+}
+
+/// The program a command runs: its first word after any `NAME=value` assignments.
+fn program(command: &str) -> &str {
+    command
+        .split_whitespace()
+        .find(|word| !is_assignment(word))
+        .unwrap_or(command)
+}
+
+/// A short name for a command in the header: the program and, when it looks like a
+/// subcommand or a script (`ruff check`, `cargo clippy`, `sh lint.sh`), the word after
+/// it.
+fn label(command: &str) -> String {
+    let mut words = command
+        .split_whitespace()
+        .skip_while(|word| is_assignment(word));
+    let Some(program) = words.next() else {
+        return command.trim().to_string();
+    };
+    match words.next() {
+        Some(sub)
+            if !sub.starts_with('-')
+                && sub
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c)) =>
+        {
+            format!("{program} {sub}")
+        }
+        _ => program.to_string(),
+    }
+}
+
+fn is_assignment(word: &str) -> bool {
+    word.split_once('=').is_some_and(|(name, _)| {
+        !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
+}
+
+/// `text` as one shell word: unchanged when it is plainly safe, single-quoted
+/// otherwise. A leading `-` gets `./` so the linter does not read it as a flag.
+fn shell_quote(text: &str) -> String {
+    let text = if text.starts_with('-') {
+        format!("./{text}")
+    } else {
+        text.to_string()
+    };
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./+,:@%=".contains(c));
+    if plain {
+        text
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests;
