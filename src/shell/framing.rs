@@ -46,7 +46,15 @@ impl Flavor {
             Flavor::Bash => BASH_INIT,
             Flavor::Zsh => ZSH_INIT,
         };
-        let common = COMMON_FUNCTIONS.replace("@READ_COMMAND@", self.read_command());
+        let (pause, resume) = match self {
+            Flavor::Bash => (BASH_PAUSE_TRACE, BASH_RESUME_TRACE),
+            // zsh restores `set -x` when a function returns, so there is nothing to do.
+            Flavor::Zsh => ("", ""),
+        };
+        let common = COMMON_FUNCTIONS
+            .replace("@READ_COMMAND@", self.read_command())
+            .replace("@PAUSE_TRACE@", pause)
+            .replace("@RESUME_TRACE@", resume);
         template
             .replace("@COMMON@", &common)
             .replace("@NONCE@", nonce)
@@ -81,9 +89,7 @@ impl Flavor {
 }
 
 /// Functions shared by both shells. Markers go to `/dev/tty` so a command that
-/// redirects the shell's stdout (`exec >log`) cannot swallow them. `__duet_end` keeps
-/// `set -x` from tracing the framing: it switches tracing off and `__duet_begin`
-/// switches it back on right before the command.
+/// redirects the shell's stdout (`exec >log`) cannot swallow them.
 const COMMON_FUNCTIONS: &str = r#"
 __duet_nonce=@NONCE@
 __duet_dir=@DIR@
@@ -93,18 +99,23 @@ __duet_begin() {
     __duet_id=$1
     @READ_COMMAND@
     builtin printf '<<duet-%s:begin:%s>>' "$__duet_nonce" "$__duet_id" >/dev/tty
-    case $__duet_x in *x*) builtin set -x ;; esac
-}
+@RESUME_TRACE@}
 __duet_end() {
     builtin local code=$?
     [ -n "$__duet_id" ] || builtin return 0
-    case $- in *x*) __duet_x=x; builtin set +x ;; *) __duet_x= ;; esac
-    builtin printf '%s' "$PWD" >|"$__duet_dir/cwd"
+@PAUSE_TRACE@    builtin printf '%s' "$PWD" >|"$__duet_dir/cwd"
     builtin printf '<<duet-%s:end:%s:%s>>' "$__duet_nonce" "$__duet_id" "$code" >/dev/tty
     __duet_id=
     builtin return 0
 }
 "#;
+
+/// In bash, `set -x` outlives the command that set it and would trace the framing
+/// functions after the begin marker: `__duet_end` switches tracing off (remembering
+/// it) and `__duet_begin` switches it back on as its last act before the command.
+const BASH_PAUSE_TRACE: &str =
+    "    case $- in *x*) __duet_x=x; builtin set +x ;; *) __duet_x= ;; esac\n";
+const BASH_RESUME_TRACE: &str = "    case $__duet_x in *x*) builtin set -x ;; esac\n";
 
 const BASH_INIT: &str = r#"builtin set +o history
 builtin unset HISTFILE

@@ -9,12 +9,20 @@
 //! unknown means "not waiting for input", so a busy command is never interrupted by
 //! mistake. Elsewhere than Linux on x86_64/aarch64 the answers are always "no".
 
+// The parsers are compiled (and tested) everywhere but only called on Linux.
+#![cfg_attr(
+    not(all(
+        target_os = "linux",
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    )),
+    allow(dead_code)
+)]
+
 use std::path::Path;
 
 /// A process blocked on a read from the terminal.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct TerminalReader {
-    pub pid: i32,
     /// Its command name (`/proc/<pid>/comm`).
     pub program: String,
 }
@@ -41,7 +49,7 @@ pub(super) fn terminal_reader(pgrp: i32, tty: &Path) -> Option<TerminalReader> {
     let program = std::fs::read_to_string(format!("/proc/{pid}/comm"))
         .map(|name| name.trim_end().to_string())
         .unwrap_or_default();
-    Some(TerminalReader { pid, program })
+    Some(TerminalReader { program })
 }
 
 #[cfg(not(all(

@@ -13,7 +13,6 @@ fn fast_config() -> ShellConfig {
     ShellConfig {
         input_wait: Some(Duration::from_millis(500)),
         interrupt_grace: Duration::from_millis(500),
-        program: Some(PathBuf::from("bash")),
         ..ShellConfig::default()
     }
 }
@@ -25,10 +24,18 @@ struct Harness {
 
 impl Harness {
     fn new() -> Self {
+        Self::with_program("bash")
+    }
+
+    fn with_program(program: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
+        let config = ShellConfig {
+            program: Some(PathBuf::from(program)),
+            ..fast_config()
+        };
         Self {
-            shell: Shell::new(&root, fast_config()),
+            shell: Shell::new(&root, config),
             dir,
         }
     }
@@ -239,10 +246,19 @@ async fn a_shell_loop_that_ignores_ctrl_c_is_given_up_and_replaced() {
     assert_eq!(h.ok("echo fresh").await, "fresh\n");
 }
 
+// Input waits and leftover processes are seen through Linux's /proc.
+#[cfg(target_os = "linux")]
 #[tokio::test]
 async fn commands_waiting_for_terminal_input_are_stopped_quickly() {
     let h = Harness::new();
-    for (command, program) in [("read answer", "bash"), ("python3", "python3")] {
+    let cases = [
+        ("read answer", "bash"),
+        ("python3", "python3"),
+        ("cat | sort", "cat"),
+        // Password prompts open /dev/tty themselves.
+        ("python3 -c 'import getpass; getpass.getpass()'", "python3"),
+    ];
+    for (command, program) in cases {
         let started = Instant::now();
         let outcome = h.run_for(command, Duration::from_secs(20)).await;
         assert_eq!(
@@ -265,7 +281,7 @@ async fn commands_waiting_for_terminal_input_are_stopped_quickly() {
 #[tokio::test]
 async fn a_quiet_command_that_is_not_reading_is_left_alone() {
     let h = Harness::new();
-    let outcome = h.run("sleep 1.2; echo woke").await;
+    let outcome = h.run("sleep 1.2 | cat; echo woke").await;
     assert_eq!(outcome.output, "woke\n");
 }
 
@@ -394,6 +410,8 @@ async fn ten_megabytes_of_output_come_back_whole() {
     );
 }
 
+// Input waits and leftover processes are seen through Linux's /proc.
+#[cfg(target_os = "linux")]
 #[tokio::test]
 async fn dropping_the_shell_ends_its_background_jobs() {
     let h = Harness::new();
@@ -412,11 +430,60 @@ async fn dropping_the_shell_ends_its_background_jobs() {
     assert!(!proc_dir.exists() || is_zombie(pid), "sleep {pid} survived");
 }
 
+#[cfg(target_os = "linux")]
 fn is_zombie(pid: i32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
         stat.rsplit_once(") ")
             .is_some_and(|(_, rest)| rest.starts_with('Z'))
     })
+}
+
+#[tokio::test]
+#[ignore = "needs zsh installed; run with `cargo test -- --ignored`"]
+async fn zsh_sessions_keep_state_frame_commands_and_stop_them() {
+    let h = Harness::with_program("zsh");
+    std::fs::create_dir(h.dir.path().join("sub")).unwrap();
+    h.ok("cd sub; export KEPT=yes; greet() { echo \"hi $1\" }")
+        .await;
+    assert_eq!(h.ok("greet $KEPT # comments work").await, "hi yes\n");
+    assert_eq!(h.shell.cwd(), h.root().join("sub"));
+    for (command, code) in [
+        ("false", 1),
+        ("(exit 42)", 42),
+        ("no-such-command-here", 127),
+    ] {
+        assert_eq!(h.run(command).await.end, End::Exited { code }, "{command}");
+    }
+    h.ok("set -x").await;
+    let traced = h.ok("echo traced").await;
+    assert!(traced.ends_with("echo traced\ntraced\n"), "{traced}");
+    assert!(!traced.contains("duet"), "{traced}");
+    h.ok("set +x").await;
+    assert_eq!(h.ok("printf 'a 1%%\\rb 100%%'").await, "b 100%\n");
+    if cfg!(target_os = "linux") {
+        let waiting = h.run("read answer").await;
+        assert!(
+            matches!(waiting.end, End::WaitingForInput { .. }),
+            "{waiting:?}"
+        );
+    }
+    let timed_out = h.run_for("sleep 600", Duration::from_millis(300)).await;
+    assert_eq!(
+        timed_out.end,
+        End::TimedOut {
+            recovery: Recovery::Kept
+        }
+    );
+    assert_eq!(h.ok("echo $KEPT").await, "yes\n");
+    let exited = h.run("exit 3").await;
+    assert!(
+        matches!(
+            exited.end,
+            End::ShellExited(ShellExit { code: Some(3), .. })
+        ),
+        "{exited:?}"
+    );
+    assert_eq!(h.ok("echo ${KEPT:-reset}").await, "reset\n");
 }
 
 #[test]
