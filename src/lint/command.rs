@@ -169,13 +169,12 @@ impl ProcessGroup {
 
     fn signal_kill(&self) {
         #[cfg(unix)]
-        if let Some(pid) = self
-            .leader
-            .and_then(|id| i32::try_from(id).ok())
-            .and_then(rustix::process::Pid::from_raw)
-        {
+        if let Some(pid) = self.leader.and_then(|id| i32::try_from(id).ok()) {
             // The group may already be gone; there is nothing else to do then.
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+            let _ = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
         }
     }
 }

@@ -1,35 +1,325 @@
-//! SCAFFOLD: replaced by the shell work.
-#![allow(dead_code)] // scaffold fields, used once the real module lands
+//! duet's persistent shell: one long-lived bash or zsh per session on a PTY, started
+//! on first use in the workspace root, plus throwaway shells for isolated commands.
+//!
+//! Owns: choosing the shell program, keeping the main session alive between calls
+//! (its cwd, environment, functions and background jobs persist), replacing it when it
+//! died, and the [`Outcome`] of each command: cleaned output, exit status, duration,
+//! final directory, and how a stopped command was stopped.
+//! Does not own: permission (the `shell` tool asks the approver first), clipping and
+//! wording for the model (the tool), or where commands may write (nothing confines a
+//! shell to the workspace).
+//! Invariant: at most one command runs in the main shell at a time, a command's
+//! output never contains framing, and a shell that cannot be trusted any more (it
+//! exited, or a command could not be stopped) is never reused.
+//!
+//! Platform: Linux first. Elsewhere on Unix it runs, but waiting-for-input detection
+//! is unavailable (such commands run into their time limit) and background jobs are
+//! only stopped through the shell's own SIGHUP handling.
+
+mod framing;
+mod procfs;
+mod screen;
+mod session;
+
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
+use tokio_util::sync::CancellationToken;
+
+use framing::Flavor;
+use session::Session;
+
 /// Settings of the persistent shell.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ShellConfig {
     /// Per-call time limit unless the call gives one.
     pub default_timeout: Duration,
+    /// The longest time limit a call may ask for.
+    pub max_timeout: Duration,
+    /// How long a command may print nothing while blocked reading the terminal
+    /// before it is stopped as waiting for input; `None` leaves it to the time limit.
+    pub input_wait: Option<Duration>,
+    /// How long a command gets to stop after Ctrl-C at its time limit or input wait
+    /// before its process group is killed.
+    pub interrupt_grace: Duration,
+    /// The shell to run; `None` means `$SHELL` when that is bash or zsh, else `bash`.
+    pub program: Option<PathBuf>,
+    /// Where full outputs of clipped results are saved; `None` means a private
+    /// temporary directory that lives as long as the [`Shell`].
+    pub outputs_dir: Option<PathBuf>,
 }
 
 impl Default for ShellConfig {
     fn default() -> Self {
         Self {
             default_timeout: Duration::from_secs(120),
+            max_timeout: Duration::from_secs(600),
+            input_wait: Some(Duration::from_secs(10)),
+            interrupt_grace: Duration::from_secs(2),
+            program: None,
+            outputs_dir: None,
         }
     }
 }
 
+/// One command to run.
+pub struct Request<'a> {
+    /// Shell source: one line or a whole script (heredocs, functions, `cd`, ...).
+    pub command: &'a str,
+    pub timeout: Duration,
+    /// Cancelled when the user interrupts; the command is stopped promptly.
+    pub cancel: &'a CancellationToken,
+    /// Receives cleaned output while the command runs, a few lines at a time.
+    pub on_output: &'a mut (dyn FnMut(String) + Send),
+}
+
+/// What running a command came to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    /// The output as a terminal would show it, escape sequences removed.
+    pub output: String,
+    pub duration: Duration,
+    /// Where the next command of the same shell starts: the command's final
+    /// directory, or the workspace root when the shell has to be restarted.
+    pub cwd: PathBuf,
+    pub end: End,
+    /// The previous shell could not be reused (it exited, or was still busy with a
+    /// command whose caller went away), so this command ran in a new shell started
+    /// in the workspace root: earlier cwd, environment and jobs are gone.
+    pub replaced_shell: bool,
+}
+
+/// How a command ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum End {
+    /// It ran to its end with this exit status (128 + n after signal n).
+    Exited { code: i32 },
+    /// The shell itself exited (`exit`, `set -e` and a failure, `exec`); the next
+    /// call starts a new one.
+    ShellExited(ShellExit),
+    /// It reached its time limit and was stopped.
+    TimedOut { recovery: Recovery },
+    /// It printed nothing for a while and was blocked reading the terminal, where no
+    /// input will ever come; it was stopped.
+    WaitingForInput {
+        /// The process that was reading, e.g. `python3`.
+        program: String,
+        recovery: Recovery,
+    },
+    /// The user interrupted it.
+    Interrupted { recovery: Recovery },
+}
+
+/// The exit status of a shell process.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShellExit {
+    /// Its exit code, when it exited rather than being killed.
+    pub code: Option<i32>,
+    /// The signal that ended it, by name.
+    pub signal: Option<String>,
+}
+
+impl std::fmt::Display for ShellExit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.code, &self.signal) {
+            (_, Some(signal)) => write!(f, "killed by {signal}"),
+            (Some(code), None) => write!(f, "exit status {code}"),
+            (None, None) => f.write_str("unknown exit status"),
+        }
+    }
+}
+
+/// What stopping a command cost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recovery {
+    /// The command stopped and the shell lives on: cwd and environment are kept.
+    Kept,
+    /// The shell had to be killed; the next call starts a new one in the workspace
+    /// root, so cwd, environment and background jobs are lost.
+    Restarted,
+}
+
+/// Why a command could not run at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ShellError {
+    #[error("could not start the shell `{program}`: {reason}")]
+    Start { program: String, reason: String },
+    #[error("could not hand the command to the shell: {0}")]
+    Handoff(String),
+}
+
 /// The session's persistent shell, started on first use.
-#[derive(Debug)]
 pub struct Shell {
     root: PathBuf,
     config: ShellConfig,
+    main: tokio::sync::Mutex<Option<Session>>,
+    /// The main shell's directory, readable while a command runs.
+    cwd: Mutex<PathBuf>,
+    own_outputs_dir: OnceLock<Option<tempfile::TempDir>>,
+}
+
+impl std::fmt::Debug for Shell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shell")
+            .field("root", &self.root)
+            .field("config", &self.config)
+            .field("cwd", &self.cwd())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Shell {
+    /// A shell for the workspace at `root`. Nothing starts until the first command.
     pub fn new(root: &Path, config: ShellConfig) -> Self {
         Self {
             root: root.to_path_buf(),
             config,
+            main: tokio::sync::Mutex::new(None),
+            cwd: Mutex::new(root.to_path_buf()),
+            own_outputs_dir: OnceLock::new(),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn config(&self) -> &ShellConfig {
+        &self.config
+    }
+
+    /// The main shell's current directory: the workspace root until a command
+    /// changes it, and again after a restart.
+    pub fn cwd(&self) -> PathBuf {
+        match self.cwd.lock() {
+            Ok(cwd) => cwd.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Where clipped outputs are saved in full.
+    pub fn outputs_dir(&self) -> PathBuf {
+        if let Some(dir) = &self.config.outputs_dir {
+            return dir.clone();
+        }
+        let own = self.own_outputs_dir.get_or_init(|| {
+            tempfile::Builder::new()
+                .prefix("duet-shell-outputs-")
+                .tempdir()
+                .ok()
+        });
+        match own {
+            Some(dir) => dir.path().to_path_buf(),
+            None => std::env::temp_dir(),
+        }
+    }
+
+    /// Runs a command in the main shell, starting (or replacing) it as needed.
+    pub async fn run(&self, request: Request<'_>) -> Result<Outcome, ShellError> {
+        let mut main = self.main.lock().await;
+        let replaced_shell = main.as_ref().is_some_and(Session::unusable);
+        if replaced_shell {
+            *main = None;
+            self.set_cwd(&self.root);
+        }
+        let session = match &mut *main {
+            Some(session) => session,
+            empty => empty.insert(self.start(&self.root).await?),
+        };
+        let mut outcome = run_in(session, &self.config, request).await?;
+        outcome.replaced_shell = replaced_shell;
+        if session.unusable() {
+            *main = None;
+            outcome.cwd = self.root.clone();
+        }
+        self.set_cwd(&outcome.cwd);
+        Ok(outcome)
+    }
+
+    /// Runs a command in a new shell started in the main shell's directory, and
+    /// throws that shell away afterwards: nothing it does to its cwd, environment or
+    /// jobs reaches the main shell.
+    pub async fn run_isolated(&self, request: Request<'_>) -> Result<Outcome, ShellError> {
+        let cwd = Some(self.cwd())
+            .filter(|cwd| cwd.is_dir())
+            .unwrap_or_else(|| self.root.clone());
+        let mut session = self.start(&cwd).await?;
+        run_in(&mut session, &self.config, request).await
+    }
+
+    /// Starts the configured shell, falling back to bash when `$SHELL` fails.
+    async fn start(&self, cwd: &Path) -> Result<Session, ShellError> {
+        let mut last_error = None;
+        for (program, flavor) in self.programs() {
+            match Session::start(&program, flavor, cwd).await {
+                Ok(session) => return Ok(session),
+                Err(error) => {
+                    tracing::warn!(%error, "shell did not start");
+                    last_error = Some(error);
+                }
+            }
+        }
+        Err(last_error.unwrap_or_else(|| ShellError::Start {
+            program: "bash".into(),
+            reason: "no shell program to try".into(),
+        }))
+    }
+
+    /// The shells to try, in order.
+    fn programs(&self) -> Vec<(PathBuf, Flavor)> {
+        if let Some(program) = &self.config.program {
+            return vec![(program.clone(), flavor_of(program))];
+        }
+        let bash = (PathBuf::from("bash"), Flavor::Bash);
+        match std::env::var_os("SHELL").map(PathBuf::from) {
+            Some(user) if is_supported(&user) => vec![(user.clone(), flavor_of(&user)), bash],
+            _ => vec![bash],
+        }
+    }
+
+    fn set_cwd(&self, cwd: &Path) {
+        match self.cwd.lock() {
+            Ok(mut current) => *current = cwd.to_path_buf(),
+            Err(poisoned) => *poisoned.into_inner() = cwd.to_path_buf(),
         }
     }
 }
+
+async fn run_in(
+    session: &mut Session,
+    config: &ShellConfig,
+    request: Request<'_>,
+) -> Result<Outcome, ShellError> {
+    session
+        .run(
+            request.command,
+            request.timeout,
+            config,
+            request.cancel,
+            request.on_output,
+        )
+        .await
+}
+
+fn program_name(program: &Path) -> &str {
+    program
+        .file_name()
+        .and_then(|name| name.to_str())
+        .unwrap_or_default()
+}
+
+fn is_supported(program: &Path) -> bool {
+    matches!(program_name(program), "bash" | "zsh")
+}
+
+fn flavor_of(program: &Path) -> Flavor {
+    if program_name(program).starts_with("zsh") {
+        Flavor::Zsh
+    } else {
+        Flavor::Bash
+    }
+}
+
+#[cfg(test)]
+mod tests;

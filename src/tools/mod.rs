@@ -14,6 +14,7 @@ mod glob;
 mod grep;
 mod ledger;
 mod read;
+mod shell;
 #[cfg(test)]
 pub(crate) mod test_support;
 mod text;
@@ -180,6 +181,7 @@ impl Registry {
                 Arc::new(edit::Edit),
                 Arc::new(glob::Glob),
                 Arc::new(grep::Grep),
+                Arc::new(shell::ShellTool),
             ],
         }
     }

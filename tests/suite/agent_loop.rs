@@ -117,7 +117,7 @@ async fn request_carries_instructions_environment_and_cache_prefix(wire: Wire) {
             Wire::OpenAiChat => tool["function"]["name"].as_str().unwrap(),
         })
         .collect();
-    assert_eq!(tools, ["read", "write", "edit", "glob", "grep"]);
+    assert_eq!(tools, ["read", "write", "edit", "glob", "grep", "shell"]);
 
     if wire == Wire::Anthropic {
         let body = &request.body;

@@ -1,0 +1,602 @@
+//! One shell process on its own PTY: starting it, running one framed command at a
+//! time, stopping a command that overstays (time limit, waiting for input, user
+//! interrupt) and tearing the whole process session down.
+//!
+//! Owns: the PTY, the shell process, the reader thread that feeds the [`Scanner`], the
+//! waiter thread that reaps the shell, and the interrupt ladder (Ctrl-C, then killing
+//! the foreground process group, then giving the shell up).
+//! Does not own: which shell or directory to use and when to replace a session (the
+//! [`super::Shell`]), or how results are worded for the model (the `shell` tool).
+//! Invariant: every started shell is reaped by its waiter thread, and dropping a
+//! session signals the shell and every process left in its session.
+
+use std::fs;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
+use tempfile::TempDir;
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::framing::{Flavor, Frame, Scanner, new_nonce};
+use super::procfs::{self, TerminalReader};
+use super::screen::Screen;
+use super::{End, Outcome, Recovery, ShellConfig, ShellError, ShellExit};
+
+/// The terminal size commands see. Wide, so tools that fit output to the terminal
+/// (`ls`, progress bars) rarely wrap or cut lines.
+const ROWS: u16 = 50;
+const COLUMNS: u16 = 200;
+/// How long a new shell may take to run its setup script.
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
+/// How often live output is passed on and an input wait is checked for.
+const TICK: Duration = Duration::from_millis(100);
+/// After Ctrl-C on a user interrupt: short, the agent gives a call 3 s in all.
+const CANCEL_GRACE: Duration = Duration::from_millis(1000);
+/// After killing the foreground process group, for the shell to print its end marker.
+const KILL_GRACE: Duration = Duration::from_millis(500);
+/// Output still in flight when the shell exits.
+const EXIT_DRAIN: Duration = Duration::from_millis(300);
+/// A suspected input wait is confirmed after this long, in case the command's end
+/// marker was already on its way.
+const INPUT_WAIT_CONFIRM: Duration = Duration::from_millis(100);
+/// Frames buffered between the reader thread and the session.
+const FRAME_BUFFER: usize = 64;
+const READ_BUFFER: usize = 64 * 1024;
+
+/// Set for every command: pagers print, editors return at once, and prompts for
+/// credentials or confirmation fail instead of waiting for a person.
+const NON_INTERACTIVE_ENV: &[(&str, &str)] = &[
+    ("TERM", "xterm-256color"),
+    ("PAGER", "cat"),
+    ("GIT_PAGER", "cat"),
+    ("MANPAGER", "cat"),
+    ("SYSTEMD_PAGER", "cat"),
+    ("AWS_PAGER", ""),
+    ("EDITOR", "true"),
+    ("VISUAL", "true"),
+    ("GIT_EDITOR", "true"),
+    ("GIT_TERMINAL_PROMPT", "0"),
+    ("GCM_INTERACTIVE", "never"),
+    ("DEBIAN_FRONTEND", "noninteractive"),
+    ("PIP_NO_INPUT", "1"),
+    ("npm_config_yes", "true"),
+    // Empty: the shell keeps no history file even if it dies before its setup ran.
+    ("HISTFILE", ""),
+];
+
+/// Inherited variables that would change how the shell starts or prompts.
+const REMOVED_ENV: &[&str] = &[
+    "PROMPT_COMMAND",
+    "PS0",
+    "PS1",
+    "PS2",
+    "PS4",
+    "BASH_ENV",
+    "ENV",
+    "ZDOTDIR",
+];
+
+/// Why watching a running command stopped.
+enum Stop {
+    Ended(i32),
+    ShellExited(ShellExit),
+    Deadline,
+    InputWait(TerminalReader),
+    Cancelled,
+}
+
+/// What may end a watch early besides the command's end.
+#[derive(Clone, Copy)]
+struct Alarms<'a> {
+    cancel: Option<&'a CancellationToken>,
+    /// Quiet time after which an input wait is checked for.
+    input_wait: Option<Duration>,
+}
+
+impl Alarms<'_> {
+    const NONE: Alarms<'static> = Alarms {
+        cancel: None,
+        input_wait: None,
+    };
+}
+
+/// A command being watched: its id, its rendered output and the live output sink.
+struct Running<'a> {
+    id: u64,
+    screen: Screen,
+    last_output: Instant,
+    on_output: &'a mut (dyn FnMut(String) + Send),
+}
+
+impl Running<'_> {
+    fn output(&mut self, bytes: &[u8]) {
+        self.screen.feed(bytes);
+        self.last_output = Instant::now();
+    }
+
+    fn flush_live(&mut self) {
+        let text = self.screen.take_lines();
+        if !text.is_empty() {
+            (self.on_output)(text);
+        }
+    }
+
+    fn finish_live(&mut self) {
+        let text = self.screen.take_rest();
+        if !text.is_empty() {
+            (self.on_output)(text);
+        }
+    }
+}
+
+pub(super) struct Session {
+    flavor: Flavor,
+    master: Box<dyn MasterPty + Send>,
+    writer: Box<dyn Write + Send>,
+    pid: i32,
+    frames: mpsc::Receiver<Frame>,
+    exit: watch::Receiver<Option<ShellExit>>,
+    /// The setup script, the command file and the cwd file; removed with the session.
+    scratch: TempDir,
+    /// The PTY's slave device (`/dev/pts/N`), to recognise reads from the terminal.
+    tty: Option<PathBuf>,
+    next_id: u64,
+    cwd: PathBuf,
+    /// A command was typed and its end not seen: its caller went away mid-run.
+    busy: bool,
+    /// The shell exited or was given up on; it must be replaced.
+    dead: bool,
+}
+
+impl Session {
+    /// Starts `program` in `cwd` and waits until its setup script has run.
+    pub(super) async fn start(
+        program: &Path,
+        flavor: Flavor,
+        cwd: &Path,
+    ) -> Result<Self, ShellError> {
+        let failed = |reason: String| ShellError::Start {
+            program: program.display().to_string(),
+            reason,
+        };
+        let scratch = tempfile::Builder::new()
+            .prefix("duet-shell-")
+            .tempdir()
+            .map_err(|error| failed(format!("cannot create its scratch directory: {error}")))?;
+        let nonce = new_nonce();
+        let script = scratch.path().join("init");
+        fs::write(&script, flavor.init_script(&nonce, scratch.path()))
+            .map_err(|error| failed(format!("cannot write its setup script: {error}")))?;
+
+        let pty = native_pty_system()
+            .openpty(PtySize {
+                rows: ROWS,
+                cols: COLUMNS,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .map_err(|error| failed(format!("cannot open a terminal: {error:#}")))?;
+        let child = pty
+            .slave
+            .spawn_command(command(program, flavor, cwd))
+            .map_err(|error| failed(format!("{error:#}")))?;
+        // Only the shell holds the slave side, so its end closes the terminal.
+        drop(pty.slave);
+        let pid = child
+            .process_id()
+            .and_then(|pid| i32::try_from(pid).ok())
+            .unwrap_or_default();
+        let mut killer = child.clone_killer();
+        let (exit_tx, exit) = watch::channel(None);
+        if let Err(error) = spawn_waiter(child, exit_tx) {
+            // Nothing would reap the shell; stop it now rather than leave it running.
+            let _ = killer.kill();
+            return Err(failed(format!("cannot watch the process: {error}")));
+        }
+
+        let (frames_tx, frames) = mpsc::channel(FRAME_BUFFER);
+        let reader = pty.master.try_clone_reader();
+        let writer = pty.master.take_writer();
+        let mut session = Session {
+            flavor,
+            tty: pty.master.tty_name(),
+            master: pty.master,
+            writer: Box::new(std::io::sink()),
+            pid,
+            frames,
+            exit,
+            scratch,
+            next_id: 1,
+            cwd: cwd.to_path_buf(),
+            busy: false,
+            dead: false,
+        };
+        // From here on, dropping `session` cleans the process up.
+        session.writer = writer.map_err(|error| failed(format!("{error:#}")))?;
+        let reader = reader.map_err(|error| failed(format!("{error:#}")))?;
+        spawn_reader(reader, Scanner::new(&nonce), frames_tx)
+            .map_err(|error| failed(format!("cannot read its terminal: {error}")))?;
+        session
+            .type_text(&flavor.source_line(&script))
+            .map_err(|error| failed(format!("cannot write to its terminal: {error}")))?;
+        session.await_ready().await.map_err(failed)?;
+        Ok(session)
+    }
+
+    async fn await_ready(&mut self) -> Result<(), String> {
+        let deadline = Instant::now() + STARTUP_TIMEOUT;
+        loop {
+            tokio::select! {
+                frame = self.frames.recv() => match frame {
+                    Some(Frame::Ready) => return Ok(()),
+                    Some(_) => {}
+                    None => return Err("it closed its terminal while starting".into()),
+                },
+                _ = self.exit.changed() => {
+                    return Err(format!("it exited while starting ({})", self.exit_status()));
+                }
+                () = tokio::time::sleep_until(deadline) => {
+                    return Err(format!(
+                        "it did not finish starting within {} s",
+                        STARTUP_TIMEOUT.as_secs()
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Whether the shell must be replaced before the next command: it exited, was
+    /// given up on, or is still busy with a command whose caller went away.
+    pub(super) fn unusable(&self) -> bool {
+        self.dead || self.busy || self.exit.borrow().is_some()
+    }
+
+    /// Runs one command and watches it to its end, its time limit, an input wait or
+    /// `cancel`, stopping it in the last three cases.
+    pub(super) async fn run(
+        &mut self,
+        command: &str,
+        timeout: Duration,
+        config: &ShellConfig,
+        cancel: &CancellationToken,
+        on_output: &mut (dyn FnMut(String) + Send),
+    ) -> Result<Outcome, ShellError> {
+        // Ends of earlier, abandoned commands must not be taken for this one's.
+        while self.frames.try_recv().is_ok() {}
+        let id = self.next_id;
+        self.next_id += 1;
+        let handoff = |error: std::io::Error| ShellError::Handoff(error.to_string());
+        fs::write(self.scratch.path().join("command"), command).map_err(handoff)?;
+        self.busy = true;
+        self.type_text(&self.flavor.run_line(id)).map_err(handoff)?;
+
+        let started = Instant::now();
+        let mut running = Running {
+            id,
+            screen: Screen::new(usize::from(ROWS)),
+            last_output: started,
+            on_output,
+        };
+        let alarms = Alarms {
+            cancel: Some(cancel),
+            input_wait: config.input_wait,
+        };
+        let stop = self.watch(&mut running, started + timeout, alarms).await;
+        let end = match stop {
+            Stop::Ended(code) => {
+                self.finished();
+                End::Exited { code }
+            }
+            Stop::ShellExited(exit) => End::ShellExited(exit),
+            Stop::Deadline => End::TimedOut {
+                recovery: self.interrupt(&mut running, config.interrupt_grace).await,
+            },
+            Stop::InputWait(reader) => End::WaitingForInput {
+                program: reader.program,
+                recovery: self.interrupt(&mut running, config.interrupt_grace).await,
+            },
+            Stop::Cancelled => End::Interrupted {
+                recovery: self.interrupt(&mut running, CANCEL_GRACE).await,
+            },
+        };
+        running.finish_live();
+        Ok(Outcome {
+            output: running.screen.text(),
+            duration: started.elapsed(),
+            cwd: self.cwd.clone(),
+            end,
+            replaced_shell: false,
+        })
+    }
+
+    /// Watches until the command ends or an alarm or `until` comes first.
+    async fn watch(
+        &mut self,
+        running: &mut Running<'_>,
+        until: Instant,
+        alarms: Alarms<'_>,
+    ) -> Stop {
+        let mut tick = tokio::time::interval(TICK);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                biased;
+                frame = self.frames.recv() => match frame {
+                    Some(Frame::Output(bytes)) => running.output(&bytes),
+                    Some(Frame::End { id, status }) if id == running.id => {
+                        return Stop::Ended(status);
+                    }
+                    Some(_) => {}
+                    // The terminal closed: the shell is gone or going.
+                    None => return self.shell_exited(running).await,
+                },
+                _ = self.exit.changed() => return self.shell_exited(running).await,
+                () = cancelled(alarms.cancel) => return Stop::Cancelled,
+                () = tokio::time::sleep_until(until) => return Stop::Deadline,
+                _ = tick.tick() => {
+                    running.flush_live();
+                    if let Some(reader) = self.input_wait(running, alarms.input_wait) {
+                        return self.confirm_input_wait(running, reader).await;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The process blocked reading the terminal, once the command has been quiet
+    /// for `quiet`.
+    fn input_wait(&self, running: &Running<'_>, quiet: Option<Duration>) -> Option<TerminalReader> {
+        let quiet = quiet?;
+        if running.last_output.elapsed() < quiet {
+            return None;
+        }
+        let group = self.master.process_group_leader()?;
+        procfs::terminal_reader(group, self.tty.as_deref()?)
+    }
+
+    /// Gives an end marker already on its way a moment to arrive before calling the
+    /// command stuck.
+    async fn confirm_input_wait(
+        &mut self,
+        running: &mut Running<'_>,
+        reader: TerminalReader,
+    ) -> Stop {
+        match Box::pin(self.watch(running, Instant::now() + INPUT_WAIT_CONFIRM, Alarms::NONE)).await
+        {
+            Stop::Deadline => Stop::InputWait(reader),
+            other => other,
+        }
+    }
+
+    /// The shell is gone: collects the output still in flight and marks it dead.
+    async fn shell_exited(&mut self, running: &mut Running<'_>) -> Stop {
+        self.dead = true;
+        let deadline = Instant::now() + EXIT_DRAIN;
+        loop {
+            tokio::select! {
+                frame = self.frames.recv() => match frame {
+                    Some(Frame::Output(bytes)) => running.output(&bytes),
+                    Some(_) => {}
+                    None => break,
+                },
+                () = tokio::time::sleep_until(deadline) => break,
+            }
+        }
+        // The waiter reports the status right after the terminal closes.
+        if self.exit.borrow().is_none() {
+            let _ = tokio::time::timeout(EXIT_DRAIN, self.exit.changed()).await;
+        }
+        Stop::ShellExited(self.exit_status())
+    }
+
+    /// Stops the running command: Ctrl-C, then killing the foreground process group,
+    /// then giving the shell up. Says whether the shell survived.
+    async fn interrupt(&mut self, running: &mut Running<'_>, grace: Duration) -> Recovery {
+        self.send_ctrl_c();
+        if let Some(recovery) = self.await_stop(running, grace).await {
+            return recovery;
+        }
+        if let Some(group) = self.foreground_job() {
+            signal::kill_group(group);
+            if let Some(recovery) = self.await_stop(running, KILL_GRACE).await {
+                return recovery;
+            }
+        }
+        self.dead = true;
+        Recovery::Restarted
+    }
+
+    /// Waits up to `grace` for the command to end after a signal.
+    async fn await_stop(&mut self, running: &mut Running<'_>, grace: Duration) -> Option<Recovery> {
+        match Box::pin(self.watch(running, Instant::now() + grace, Alarms::NONE)).await {
+            Stop::Ended(_) => {
+                self.finished();
+                Some(Recovery::Kept)
+            }
+            Stop::ShellExited(_) => Some(Recovery::Restarted),
+            Stop::Deadline | Stop::InputWait(_) | Stop::Cancelled => None,
+        }
+    }
+
+    /// Types Ctrl-C. A program that switched the terminal to raw mode reads it as a
+    /// key instead of getting SIGINT, so then the signal is sent directly too.
+    fn send_ctrl_c(&mut self) {
+        let _ = self.type_text("\x03");
+        let raw = self
+            .master
+            .get_termios()
+            .is_some_and(|termios| !signal::generates_signals(&termios));
+        if let Some(group) = self.master.process_group_leader().filter(|_| raw) {
+            signal::interrupt_group(group);
+        }
+    }
+
+    /// The terminal's foreground process group when it is a command's, not the
+    /// shell's own (killing that would kill the shell).
+    fn foreground_job(&self) -> Option<i32> {
+        self.master
+            .process_group_leader()
+            .filter(|&group| group != self.pid && group > 0)
+    }
+
+    /// Records a normal end: the shell is idle again, in the directory it reported.
+    fn finished(&mut self) {
+        self.busy = false;
+        if let Ok(cwd) = fs::read(self.scratch.path().join("cwd")) {
+            self.cwd = path_from_bytes(cwd);
+        }
+    }
+
+    fn exit_status(&self) -> ShellExit {
+        self.exit.borrow().clone().unwrap_or(ShellExit {
+            code: None,
+            signal: None,
+        })
+    }
+
+    fn type_text(&mut self, text: &str) -> std::io::Result<()> {
+        self.writer.write_all(text.as_bytes())?;
+        self.writer.flush()
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let exited = self.exit.borrow().is_some();
+        signal::end_session(self.pid, exited);
+    }
+}
+
+fn command(program: &Path, flavor: Flavor, cwd: &Path) -> CommandBuilder {
+    let mut command = CommandBuilder::new(program);
+    command.args(flavor.args());
+    command.cwd(cwd);
+    for name in REMOVED_ENV {
+        command.env_remove(name);
+    }
+    for (name, value) in NON_INTERACTIVE_ENV {
+        command.env(name, value);
+    }
+    // The shell trusts an inherited PWD only if it names the start directory.
+    command.env("PWD", cwd);
+    command
+}
+
+/// Reads the terminal until it closes, passing frames on. Output the session does
+/// not want (between commands) never leaves the scanner, so a chatty background job
+/// cannot fill the channel while no command runs.
+fn spawn_reader(
+    mut reader: Box<dyn Read + Send>,
+    mut scanner: Scanner,
+    frames: mpsc::Sender<Frame>,
+) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("duet-shell-reader".into())
+        .spawn(move || {
+            let mut buffer = vec![0; READ_BUFFER];
+            let mut ready = Vec::new();
+            loop {
+                let count = match reader.read(&mut buffer) {
+                    Ok(0) => return,
+                    Ok(count) => count,
+                    Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(_) => return,
+                };
+                scanner.push(&buffer[..count], &mut ready);
+                for frame in ready.drain(..) {
+                    if frames.blocking_send(frame).is_err() {
+                        return;
+                    }
+                }
+            }
+        })
+        .map(drop)
+}
+
+/// Waits for the shell to exit (reaping it) and publishes its status.
+fn spawn_waiter(
+    mut child: Box<dyn portable_pty::Child + Send + Sync>,
+    exit: watch::Sender<Option<ShellExit>>,
+) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("duet-shell-waiter".into())
+        .spawn(move || {
+            let status = match child.wait() {
+                Ok(status) => ShellExit {
+                    code: status
+                        .signal()
+                        .is_none()
+                        .then(|| i32::try_from(status.exit_code()).unwrap_or(i32::MAX)),
+                    signal: status.signal().map(str::to_string),
+                },
+                Err(_) => ShellExit {
+                    code: None,
+                    signal: None,
+                },
+            };
+            let _ = exit.send(Some(status));
+        })
+        .map(drop)
+}
+
+async fn cancelled(token: Option<&CancellationToken>) {
+    match token {
+        Some(token) => token.cancelled().await,
+        None => std::future::pending().await,
+    }
+}
+
+#[cfg(unix)]
+fn path_from_bytes(bytes: Vec<u8>) -> PathBuf {
+    use std::os::unix::ffi::OsStringExt as _;
+    PathBuf::from(std::ffi::OsString::from_vec(bytes))
+}
+
+/// Signals to process groups and the shell's session.
+#[cfg(unix)]
+mod signal {
+    use nix::sys::signal::{Signal, kill, killpg};
+    use nix::sys::termios::{LocalFlags, Termios};
+    use nix::unistd::Pid;
+
+    use super::procfs;
+
+    pub(super) fn generates_signals(termios: &Termios) -> bool {
+        termios.local_flags.contains(LocalFlags::ISIG)
+    }
+
+    pub(super) fn interrupt_group(group: i32) {
+        let _ = killpg(Pid::from_raw(group), Signal::SIGINT);
+    }
+
+    pub(super) fn kill_group(group: i32) {
+        let _ = killpg(Pid::from_raw(group), Signal::SIGKILL);
+    }
+
+    /// Hangs up the shell (bash and zsh pass SIGHUP on to their jobs) and kills
+    /// everything still in its session, background jobs included. A process that
+    /// left the session on purpose (`setsid`, a daemon) is not touched.
+    pub(super) fn end_session(shell: i32, exited: bool) {
+        if shell <= 0 {
+            return;
+        }
+        let members = procfs::session_members(shell);
+        if !exited {
+            let _ = kill(Pid::from_raw(shell), Signal::SIGHUP);
+        }
+        for member in members {
+            if member != shell {
+                let _ = kill(Pid::from_raw(member), Signal::SIGKILL);
+            }
+        }
+        // On Linux the scan found every job; elsewhere the shell's own SIGHUP
+        // handling has to reach them, so it is not killed outright there.
+        if !exited && cfg!(target_os = "linux") {
+            let _ = kill(Pid::from_raw(shell), Signal::SIGKILL);
+        }
+    }
+}
