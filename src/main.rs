@@ -149,8 +149,8 @@ fn run_exec(
             approval: settings.approval,
             max_tokens: settings.max_tokens,
             outputs_dir: paths.outputs_dir(&session_id()),
-            shell: duet::shell::ShellConfig::default(),
-            lint: duet::lint::LintConfig::default(),
+            shell: settings.shell,
+            lint: settings.lint,
         })?;
         let mut stdout = std::io::stdout().lock();
         Ok(exec::run(handle, events, task, format, approvals, &mut stdout).await?)

@@ -17,7 +17,7 @@ use crate::diff;
 use crate::policy::{Action, ApprovalMode, ApprovalRequest, Approver, Decision, Verdict, judge};
 
 use super::events::EventSink;
-use super::protocol::{ApprovalView, Event};
+use super::protocol::{ApprovalView, Event, HunkView};
 
 /// What a withdrawn request answers the tool.
 const WITHDRAWN: &str = "the user interrupted before deciding, so nothing was done";
@@ -162,7 +162,14 @@ fn view_of(action: &Action) -> ApprovalView {
             path: display.clone(),
             new_file: before.is_none(),
             diff: diff::unified(display, before.as_deref(), after),
-            hunks: Vec::new(),
+            hunks: diff::hunks(before.as_deref(), after)
+                .into_iter()
+                .map(|hunk| HunkView {
+                    text: hunk.to_unified(),
+                    header: hunk.header,
+                    id: hunk.id,
+                })
+                .collect(),
         },
         Action::RunCommand { command, cwd } => ApprovalView::Command {
             command: command.clone(),

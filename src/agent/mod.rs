@@ -99,7 +99,14 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
         workspace: Arc::new(workspace),
         ledger: Arc::new(ReadLedger::default()),
         approver: approvals.clone(),
-        shell: Arc::new(Shell::new(&root, setup.shell)),
+        // Full outputs of clipped commands go where `read` may open them.
+        shell: Arc::new(Shell::new(
+            &root,
+            ShellConfig {
+                outputs_dir: Some(setup.outputs_dir.clone()),
+                ..setup.shell
+            },
+        )),
         linter: Arc::new(Linter::new(&root, setup.lint)),
         output: OutputSink::default(),
         call_id: String::new(),

@@ -10,8 +10,12 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use std::time::Duration;
+
+use crate::lint::LintConfig;
 use crate::policy::ApprovalMode;
 use crate::provider::{Endpoint, Wire};
+use crate::shell::ShellConfig;
 
 /// Output tokens per model call unless configured.
 pub const DEFAULT_MAX_TOKENS: u32 = 16_384;
@@ -31,6 +35,40 @@ pub struct FileConfig {
     pub api_key_env: Option<String>,
     pub approval: Option<ApprovalMode>,
     pub max_tokens: Option<u32>,
+    /// `[shell]`: the persistent shell's limits.
+    #[serde(default)]
+    pub shell: ShellSection,
+    /// `[lint]`: checks after every write and after each batch of edits.
+    #[serde(default)]
+    pub lint: LintConfig,
+}
+
+/// The `[shell]` table; unset fields keep [`ShellConfig`]'s defaults.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShellSection {
+    /// Seconds a command may run unless the call asks for another limit.
+    pub timeout_secs: Option<u64>,
+    /// The most a call may ask for.
+    pub max_timeout_secs: Option<u64>,
+    /// Seconds of silence after which a command blocked reading the terminal is stopped
+    /// as "waiting for input"; 0 turns the check off.
+    pub input_wait_secs: Option<u64>,
+}
+
+impl ShellSection {
+    fn apply(&self, mut config: ShellConfig) -> ShellConfig {
+        if let Some(secs) = self.timeout_secs {
+            config.default_timeout = Duration::from_secs(secs);
+        }
+        if let Some(secs) = self.max_timeout_secs {
+            config.max_timeout = Duration::from_secs(secs);
+        }
+        if let Some(secs) = self.input_wait_secs {
+            config.input_wait = (secs > 0).then(|| Duration::from_secs(secs));
+        }
+        config
+    }
 }
 
 /// Settings given on the command line; they win over everything else.
@@ -48,6 +86,8 @@ pub struct Settings {
     pub endpoint: Endpoint,
     pub approval: ApprovalMode,
     pub max_tokens: u32,
+    pub shell: ShellConfig,
+    pub lint: LintConfig,
 }
 
 /// Where duet reads and writes its own files.
@@ -216,6 +256,8 @@ pub fn resolve(
             .or(file.approval)
             .unwrap_or_default(),
         max_tokens: file.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+        shell: file.shell.apply(ShellConfig::default()),
+        lint: file.lint.clone(),
     })
 }
 
@@ -473,8 +515,53 @@ max_tokens = 4096
                 api_key_env: None,
                 approval: Some(ApprovalMode::ReadOnly),
                 max_tokens: Some(4096),
+                shell: ShellSection::default(),
+                lint: LintConfig::default(),
             }
         );
+    }
+
+    #[test]
+    fn shell_and_lint_tables_configure_their_modules() {
+        let text = r#"
+[shell]
+timeout_secs = 30
+input_wait_secs = 0
+
+[lint]
+linters = { "*.py" = "ruff check --quiet {path}" }
+turn_checks = ["cargo check --quiet"]
+"#;
+        let file = parse_file(Path::new("c.toml"), text).unwrap();
+        let settings = resolve(
+            &file,
+            &|name| (name == "ANTHROPIC_API_KEY").then(|| "k".to_string()),
+            &Flags::default(),
+            &paths(),
+        )
+        .unwrap();
+        assert_eq!(settings.shell.default_timeout, Duration::from_secs(30));
+        assert_eq!(settings.shell.input_wait, None);
+        assert_eq!(
+            settings.shell.max_timeout,
+            ShellConfig::default().max_timeout
+        );
+        assert_eq!(settings.lint.turn_checks, ["cargo check --quiet"]);
+        assert_eq!(
+            settings.lint.linters.get("*.py").map(String::as_str),
+            Some("ruff check --quiet {path}")
+        );
+    }
+
+    #[test]
+    fn a_bad_linter_pattern_is_reported_with_its_line() {
+        let text = "model = \"m\"\n[lint]\nlinters = { \"[*.py\" = \"ruff {path}\" }\n";
+        let error = parse_file(Path::new("/c/config.toml"), text)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(error.starts_with("/c/config.toml:3:"), "{error}");
+        assert!(error.contains("[*.py"), "{error}");
     }
 
     #[test]

@@ -430,19 +430,19 @@ mod tests {
     #[tokio::test]
     async fn replace_all_changes_every_occurrence() {
         let fx = Fixture::new();
-        fx.file("a.rs", "foo();\nx\nfoo();\n");
+        fx.file("notes.txt", "foo();\nx\nfoo();\n");
         let output = fx
             .call(
                 &Edit,
-                json!({"path": "a.rs", "old_string": "foo", "new_string": "bar", "replace_all": true}),
+                json!({"path": "notes.txt", "old_string": "foo", "new_string": "bar", "replace_all": true}),
             )
             .await
             .unwrap();
-        assert_eq!(fx.text("a.rs"), "bar();\nx\nbar();\n");
+        assert_eq!(fx.text("notes.txt"), "bar();\nx\nbar();\n");
         assert_eq!(
             output.content,
             format!(
-                "edited `a.rs`: 2 replacements.\n{}",
+                "edited `notes.txt`: 2 replacements.\n{}",
                 numbered_lines(1, &["bar();", "x", "bar();"])
             )
         );

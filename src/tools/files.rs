@@ -12,6 +12,7 @@ use std::fs::{self, Permissions};
 use std::io::{self, Read as _, Write as _};
 use std::path::Path;
 
+use crate::diff::{self, HunkId};
 use crate::policy::{Action, Decision};
 
 use super::{ToolCtx, ToolError, ToolOutput};
@@ -164,12 +165,8 @@ pub(crate) async fn apply_change(ctx: &ToolCtx, change: Change) -> Result<Landed
                 reason.as_deref().unwrap_or("the user rejected it")
             )));
         }
-        // SCAFFOLD: per-hunk application lands with the diff/hunk work.
-        Decision::ApproveHunks { .. } => {
-            return Err(ToolError::Refused(format!(
-                "the change to `{}` was not made",
-                change.display
-            )));
+        Decision::ApproveHunks { hunks, reason } => {
+            partial_change(&change, &hunks, reason.as_deref())?
         }
     };
     let ledger = ctx.ledger.clone();
@@ -197,6 +194,31 @@ pub(crate) async fn apply_change(ctx: &ToolCtx, change: Change) -> Result<Landed
         )
         .await;
     Ok(Landed { partial, lint })
+}
+
+/// The text to write when the user accepted only `accepted` hunks, and the report that
+/// tells the model exactly what landed (`None` when every hunk was accepted). Accepting
+/// none is a rejection: nothing is written.
+fn partial_change(
+    change: &Change,
+    accepted: &[HunkId],
+    reason: Option<&str>,
+) -> Result<(String, Option<String>), ToolError> {
+    let applied =
+        diff::apply(change.before.as_deref(), &change.after, accepted).map_err(|error| {
+            ToolError::Failed(format!(
+                "the change to `{}` was not made: the approval named hunks that could not be \
+                 applied ({error})",
+                change.display
+            ))
+        })?;
+    let report = applied.describe_partial(&change.display, reason);
+    let none_applied = applied.applied_ids().is_empty();
+    let all_applied = applied.rejected_ids().is_empty();
+    match applied.text {
+        Some(text) if !none_applied => Ok((text, (!all_applied).then_some(report))),
+        _ => Err(ToolError::Refused(report)),
+    }
 }
 
 /// Refuses when the file on disk is no longer what the proposal was computed from

@@ -172,7 +172,7 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// The core tools: read, write, edit, glob, grep.
+    /// The core tools: read, write, edit, glob, grep, shell.
     pub fn core() -> Self {
         Self {
             tools: vec![

@@ -19,7 +19,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::policy::{Action, ApprovalRequest, Decision};
+use crate::policy::{Action, Decision};
 use crate::shell::{End, Outcome, Recovery, Request};
 
 use super::files::interrupted;
@@ -94,10 +94,6 @@ impl Tool for ShellTool {
         let limit = TimeLimit::from_args(args.timeout, ctx)?;
         let start_dir = dir_display(&ctx.workspace, &ctx.shell.cwd());
         approve(ctx, &args.command, &start_dir).await?;
-        // Approval may wait on a person; an interrupt meanwhile means "do not run".
-        if ctx.cancel.is_cancelled() {
-            return Err(interrupted(self.name()));
-        }
 
         let mut live = |text: String| ctx.output.send(&ctx.call_id, text);
         let request = Request {
@@ -127,20 +123,19 @@ impl Tool for ShellTool {
     }
 }
 
-/// Asks before running; a rejection means nothing runs.
+/// Asks before running; a rejection, or an interrupt while the decision is pending,
+/// means nothing runs.
 async fn approve(ctx: &ToolCtx, command: &str, cwd: &str) -> Result<(), ToolError> {
-    let request = ApprovalRequest {
-        call_id: ctx.call_id.clone(),
-        action: Action::RunCommand {
-            command: command.to_string(),
-            cwd: cwd.to_string(),
-        },
+    let action = Action::RunCommand {
+        command: command.to_string(),
+        cwd: cwd.to_string(),
     };
-    let reason = match ctx.approver.decide(request).await {
-        Decision::Approve => return Ok(()),
-        Decision::Reject { reason } => reason,
+    let reason = match ctx.approve(action).await {
+        None => return Err(interrupted("shell")),
+        Some(Decision::Approve) => return Ok(()),
+        Some(Decision::Reject { reason }) => reason,
         // Hunks belong to file edits; a partial answer to a command is not a yes.
-        Decision::ApproveHunks { reason, .. } => reason,
+        Some(Decision::ApproveHunks { reason, .. }) => reason,
     };
     Err(ToolError::Refused(format!(
         "the command was not run: {}",
@@ -372,7 +367,7 @@ mod tests {
     use tokio_util::sync::CancellationToken;
 
     use super::*;
-    use crate::policy::{ApprovalMode, Approver};
+    use crate::policy::{ApprovalMode, ApprovalRequest, Approver};
     use crate::shell::{Shell, ShellConfig};
     use crate::tools::OutputSink;
     use crate::tools::test_support::{Fixture, invalid, refused};

@@ -50,6 +50,7 @@ fn decide(agent: &TestAgent, call_id: &str, decision: Decision) {
 for_each_wire!(
     an_approved_edit_lands,
     a_rejected_edit_leaves_the_file_and_tells_the_model_why,
+    a_subset_of_hunks_lands_exactly,
 );
 
 async fn an_approved_edit_lands(wire: Wire) {
@@ -115,6 +116,56 @@ async fn a_rejected_edit_leaves_the_file_and_tells_the_model_why(wire: Wire) {
         "{}",
         results[0].content
     );
+    server.assert_no_violations();
+}
+
+async fn a_subset_of_hunks_lands_exactly(wire: Wire) {
+    let lines: Vec<String> = (1..=20)
+        .map(|n| match n {
+            2 | 18 => format!("line {n} foo"),
+            _ => format!("line {n}"),
+        })
+        .collect();
+    let original = lines.join("\n") + "\n";
+    let server = ScriptedServer::start(Script::load("edit_two_places")).await;
+    let repo = TestRepo::with_files(&[("b.txt", &original)]);
+    let mut agent = TestAgent::start(&server, wire, repo.path(), ApprovalMode::Ask);
+    agent.send("shout foo");
+    let (call_id, view) = approval_needed(&mut agent).await;
+    let ApprovalView::Edit { hunks, .. } = view else {
+        panic!("expected an edit approval");
+    };
+    assert_eq!(hunks.len(), 2, "{hunks:#?}");
+    decide(
+        &agent,
+        &call_id,
+        Decision::ApproveHunks {
+            hunks: vec![hunks[0].id.clone()],
+            reason: Some("leave the footer alone".into()),
+        },
+    );
+    agent.turn_end().await;
+
+    let expected = original.replacen("line 2 foo", "line 2 FOO", 1);
+    assert_eq!(
+        repo.read("b.txt"),
+        expected,
+        "original plus the accepted hunk only"
+    );
+    let results = tool_results(&server.requests()[1]);
+    let report = &results[0];
+    assert!(!report.is_error, "part of the edit landed: {report:?}");
+    for needle in [
+        hunks[0].id.to_string(),
+        hunks[1].id.to_string(),
+        "leave the footer alone".to_string(),
+    ] {
+        assert!(
+            report.content.contains(&needle),
+            "{needle} not in {}",
+            report.content
+        );
+    }
     server.assert_no_violations();
 }
 

@@ -3,4 +3,6 @@
 mod agent_loop;
 mod approval;
 mod exec_cli;
+mod lint_after_write;
 mod scripted_server;
+mod shell_tool;

@@ -1,6 +1,6 @@
 //! The official Python SDKs stream a scripted turn from the server: the proof that it
 //! speaks the real wire formats. Needs `pip install anthropic openai`; skipped (with a
-//! note) when they are missing, unless `DUET_REQUIRE_SDK=1` makes that a failure.
+//! note) when they are missing, unless `DUET_CI=1` makes that a failure.
 
 use std::io::ErrorKind;
 
@@ -14,10 +14,10 @@ use crate::common::scripted_server::ScriptedServer;
 const MISSING_SDK: i32 = 77;
 
 fn sdk_unavailable(reason: &str) {
-    let required = std::env::var("DUET_REQUIRE_SDK").is_ok_and(|value| value == "1");
+    let required = std::env::var("DUET_CI").is_ok_and(|value| value == "1");
     assert!(
         !required,
-        "DUET_REQUIRE_SDK=1 but the SDK check cannot run ({reason}); pip install anthropic openai"
+        "DUET_CI=1 but the SDK check cannot run ({reason}); pip install anthropic openai"
     );
     eprintln!(
         "SKIPPED official_sdks_read_the_scripted_stream: {reason}; pip install anthropic openai to run it"

@@ -1,0 +1,92 @@
+//! The `shell` tool through the agent, over both wires: live output and a result with
+//! the exit status; approval of the command in ask mode; refusal in read-only mode.
+
+use duet::agent::protocol::ApprovalView;
+use duet::agent::{Command, Event};
+use duet::policy::{ApprovalMode, Decision};
+use duet::provider::Wire;
+
+use crate::common::harness::{TestAgent, TestRepo, tool_results};
+use crate::common::script::Script;
+use crate::common::scripted_server::ScriptedServer;
+
+async fn start(wire: Wire, mode: ApprovalMode) -> (ScriptedServer, TestRepo, TestAgent) {
+    let server = ScriptedServer::start(Script::load("shell_command")).await;
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let agent = TestAgent::start(&server, wire, repo.path(), mode);
+    agent.send("say hello from the shell");
+    (server, repo, agent)
+}
+
+for_each_wire!(a_command_runs_and_streams_its_output);
+
+async fn a_command_runs_and_streams_its_output(wire: Wire) {
+    let (server, repo, mut agent) = start(wire, ApprovalMode::Auto).await;
+    agent.turn_end().await;
+    assert!(repo.path().join("made.txt").exists());
+    agent.position(
+        "live output",
+        |e| matches!(e, Event::ToolOutputDelta { text, .. } if text.contains("hello-from-shell")),
+    );
+    let result = &tool_results(&server.requests()[1])[0];
+    assert!(!result.is_error, "{result:?}");
+    assert!(result.content.starts_with("exit 0"), "{}", result.content);
+    assert!(
+        result.content.contains("hello-from-shell"),
+        "{}",
+        result.content
+    );
+    server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn ask_mode_shows_the_command_and_waits() {
+    let (server, repo, mut agent) = start(Wire::Anthropic, ApprovalMode::AutoEdit).await;
+    let (call_id, request) = match agent
+        .wait_for("the approval", |e| {
+            matches!(e, Event::ApprovalNeeded { .. })
+        })
+        .await
+    {
+        Event::ApprovalNeeded {
+            call_id, request, ..
+        } => (call_id, request),
+        _ => unreachable!(),
+    };
+    assert_eq!(
+        request,
+        ApprovalView::Command {
+            command: "echo hello-from-shell && touch made.txt".into(),
+            cwd: "./".into(),
+        }
+    );
+    assert!(
+        !repo.path().join("made.txt").exists(),
+        "nothing runs before approval"
+    );
+    agent
+        .handle
+        .send(Command::Decide {
+            call_id,
+            decision: Decision::Approve,
+        })
+        .unwrap();
+    agent.turn_end().await;
+    assert!(repo.path().join("made.txt").exists());
+    server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn read_only_mode_refuses_commands_that_write() {
+    let (server, repo, mut agent) = start(Wire::OpenAiChat, ApprovalMode::ReadOnly).await;
+    agent.turn_end().await;
+    assert!(!repo.path().join("made.txt").exists());
+    let result = &tool_results(&server.requests()[1])[0];
+    assert!(result.is_error);
+    assert!(
+        result.content.contains("read-only mode"),
+        "{}",
+        result.content
+    );
+    server.assert_no_violations();
+}
