@@ -1,11 +1,13 @@
 //! Drives duet's agent in-process against the scripted server, and builds the temporary
 //! repositories the tests work in.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use duet::agent::protocol::ApprovalView;
 use duet::agent::{self, AgentHandle, AgentSetup, Command, Event, TurnOutcome};
-use duet::policy::ApprovalMode;
+use duet::policy::{ApprovalMode, Decision};
 use duet::provider::{self, Endpoint, Wire};
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -148,6 +150,30 @@ impl TestAgent {
         }
     }
 
+    /// Waits for the next approval request; returns its call id and what it asks.
+    pub async fn approval_needed(&mut self) -> (String, ApprovalView) {
+        match self
+            .wait_for("an approval request", |e| {
+                matches!(e, Event::ApprovalNeeded { .. })
+            })
+            .await
+        {
+            Event::ApprovalNeeded {
+                call_id, request, ..
+            } => (call_id, request),
+            _ => unreachable!("wait_for returned a non-matching event"),
+        }
+    }
+
+    pub fn decide(&self, call_id: &str, decision: Decision) {
+        self.handle
+            .send(Command::Decide {
+                call_id: call_id.into(),
+                decision,
+            })
+            .expect("agent alive");
+    }
+
     /// Position of the first seen event that matches, for ordering assertions.
     pub fn position(&self, what: &str, matches: impl Fn(&Event) -> bool) -> usize {
         self.seen
@@ -256,6 +282,45 @@ pub fn last_user_text(request: &RecordedRequest) -> String {
         collect_strings(&message["content"], &mut out);
     }
     out
+}
+
+/// Runs the binary in `cwd` with a clean environment: only what duet is given here, and
+/// a private HOME/XDG tree so the user's real config never leaks into a test.
+pub async fn run_duet(
+    cwd: &Path,
+    home: &Path,
+    env: &[(impl AsRef<OsStr>, impl AsRef<OsStr>)],
+    args: &[&str],
+) -> std::process::Output {
+    let mut command = tokio::process::Command::new(duet_binary());
+    command
+        .args(args)
+        .current_dir(cwd)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_STATE_HOME", home.join("state"))
+        .env("XDG_DATA_HOME", home.join("data"));
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.kill_on_drop(true).output().await.expect("run duet")
+}
+
+/// The environment that points `duet` at `server` over `wire`.
+pub fn wire_env(server: &ScriptedServer, wire: Wire) -> Vec<(&'static str, String)> {
+    match wire {
+        Wire::Anthropic => vec![
+            ("ANTHROPIC_BASE_URL", server.base_url(wire)),
+            ("ANTHROPIC_API_KEY", "test-key".into()),
+        ],
+        Wire::OpenAiChat => vec![
+            ("OPENAI_BASE_URL", server.base_url(wire)),
+            ("OPENAI_API_KEY", "test-key".into()),
+            ("DUET_MODEL", "scripted-model".into()),
+        ],
+    }
 }
 
 /// Path of the built `duet` binary.

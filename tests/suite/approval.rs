@@ -8,7 +8,7 @@ use duet::policy::{ApprovalMode, Decision};
 use duet::provider::{StopReason, Wire};
 use pretty_assertions::assert_eq;
 
-use crate::common::harness::{TestAgent, TestRepo, duet_binary, tool_results};
+use crate::common::harness::{TestAgent, TestRepo, run_duet, tool_results, wire_env};
 use crate::common::script::Script;
 use crate::common::scripted_server::ScriptedServer;
 
@@ -22,31 +22,6 @@ async fn start_edit(wire: Wire) -> (ScriptedServer, TestRepo, TestAgent) {
     (server, repo, agent)
 }
 
-/// Waits for the approval request and returns its call id and view.
-async fn approval_needed(agent: &mut TestAgent) -> (String, ApprovalView) {
-    match agent
-        .wait_for("an approval request", |e| {
-            matches!(e, Event::ApprovalNeeded { .. })
-        })
-        .await
-    {
-        Event::ApprovalNeeded {
-            call_id, request, ..
-        } => (call_id, request),
-        _ => unreachable!(),
-    }
-}
-
-fn decide(agent: &TestAgent, call_id: &str, decision: Decision) {
-    agent
-        .handle
-        .send(Command::Decide {
-            call_id: call_id.into(),
-            decision,
-        })
-        .unwrap();
-}
-
 for_each_wire!(
     an_approved_edit_lands,
     a_rejected_edit_leaves_the_file_and_tells_the_model_why,
@@ -55,7 +30,7 @@ for_each_wire!(
 
 async fn an_approved_edit_lands(wire: Wire) {
     let (server, repo, mut agent) = start_edit(wire).await;
-    let (call_id, view) = approval_needed(&mut agent).await;
+    let (call_id, view) = agent.approval_needed().await;
     let ApprovalView::Edit {
         path,
         new_file,
@@ -73,7 +48,7 @@ async fn an_approved_edit_lands(wire: Wire) {
         "nothing lands before approval"
     );
 
-    decide(&agent, &call_id, Decision::Approve);
+    agent.decide(&call_id, Decision::Approve);
     assert_eq!(
         agent.turn_end().await,
         TurnOutcome::Finished {
@@ -97,9 +72,8 @@ async fn an_approved_edit_lands(wire: Wire) {
 
 async fn a_rejected_edit_leaves_the_file_and_tells_the_model_why(wire: Wire) {
     let (server, repo, mut agent) = start_edit(wire).await;
-    let (call_id, _) = approval_needed(&mut agent).await;
-    decide(
-        &agent,
+    let (call_id, _) = agent.approval_needed().await;
+    agent.decide(
         &call_id,
         Decision::Reject {
             reason: Some("keep it lowercase, it is a Greek letter".into()),
@@ -131,13 +105,12 @@ async fn a_subset_of_hunks_lands_exactly(wire: Wire) {
     let repo = TestRepo::with_files(&[("b.txt", &original)]);
     let mut agent = TestAgent::start(&server, wire, repo.path(), ApprovalMode::Ask);
     agent.send("shout foo");
-    let (call_id, view) = approval_needed(&mut agent).await;
+    let (call_id, view) = agent.approval_needed().await;
     let ApprovalView::Edit { hunks, .. } = view else {
         panic!("expected an edit approval");
     };
     assert_eq!(hunks.len(), 2, "{hunks:#?}");
-    decide(
-        &agent,
+    agent.decide(
         &call_id,
         Decision::ApproveHunks {
             hunks: vec![hunks[0].id.clone()],
@@ -172,9 +145,9 @@ async fn a_subset_of_hunks_lands_exactly(wire: Wire) {
 #[tokio::test]
 async fn a_file_changed_while_the_proposal_waited_is_not_overwritten() {
     let (server, repo, mut agent) = start_edit(Wire::Anthropic).await;
-    let (call_id, _) = approval_needed(&mut agent).await;
+    let (call_id, _) = agent.approval_needed().await;
     std::fs::write(repo.path().join("a.txt"), "alpha\nbeta\ngamma\n").unwrap();
-    decide(&agent, &call_id, Decision::Approve);
+    agent.decide(&call_id, Decision::Approve);
     agent.turn_end().await;
     assert_eq!(repo.read("a.txt"), "alpha\nbeta\ngamma\n");
     let results = tool_results(&server.requests()[1]);
@@ -190,7 +163,7 @@ async fn a_file_changed_while_the_proposal_waited_is_not_overwritten() {
 #[tokio::test]
 async fn interrupt_withdraws_a_waiting_proposal() {
     let (server, repo, mut agent) = start_edit(Wire::Anthropic).await;
-    let (call_id, _) = approval_needed(&mut agent).await;
+    let (call_id, _) = agent.approval_needed().await;
     agent.interrupt();
     assert_eq!(agent.turn_end().await, TurnOutcome::Interrupted);
     agent.position(
@@ -200,7 +173,7 @@ async fn interrupt_withdraws_a_waiting_proposal() {
     assert_eq!(repo.read("a.txt"), ORIGINAL);
 
     // A late decision changes nothing, and the next message continues a valid conversation.
-    decide(&agent, &call_id, Decision::Approve);
+    agent.decide(&call_id, Decision::Approve);
     agent.send("never mind");
     agent.turn_end().await;
     assert_eq!(repo.read("a.txt"), ORIGINAL);
@@ -213,7 +186,7 @@ async fn interrupt_withdraws_a_waiting_proposal() {
 #[tokio::test]
 async fn switching_to_auto_applies_what_waits() {
     let (server, repo, mut agent) = start_edit(Wire::OpenAiChat).await;
-    approval_needed(&mut agent).await;
+    agent.approval_needed().await;
     agent
         .handle
         .send(Command::SetMode {
@@ -240,20 +213,8 @@ async fn exec_ask(extra: &[&str]) -> (ScriptedServer, TestRepo, std::process::Ou
     let mut args = vec!["exec", "--approval", "ask"];
     args.extend_from_slice(extra);
     args.push("capitalize alpha");
-    let output = tokio::process::Command::new(duet_binary())
-        .args(&args)
-        .current_dir(repo.path())
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home.path())
-        .env("XDG_CONFIG_HOME", home.path().join("config"))
-        .env("XDG_STATE_HOME", home.path().join("state"))
-        .env("ANTHROPIC_BASE_URL", server.base_url(Wire::Anthropic))
-        .env("ANTHROPIC_API_KEY", "test-key")
-        .kill_on_drop(true)
-        .output()
-        .await
-        .unwrap();
+    let env = wire_env(&server, Wire::Anthropic);
+    let output = run_duet(repo.path(), home.path(), &env, &args).await;
     (server, repo, output)
 }
 

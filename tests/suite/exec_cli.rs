@@ -2,52 +2,16 @@
 //! that edits a real file in a temporary git repository, the JSON event stream, and the
 //! exit statuses for success, misconfiguration and an unreachable server.
 
-use std::path::Path;
-use std::process::Output;
-
 use duet::provider::Wire;
 use pretty_assertions::assert_eq;
 
-use crate::common::harness::{TestRepo, duet_binary, tool_results};
+use crate::common::harness::{TestRepo, run_duet, tool_results, wire_env};
 use crate::common::script::Script;
 use crate::common::scripted_server::ScriptedServer;
 
 const CALC: &str = "def add(a, b):\n    return a + b\n";
 const CALC_WITH_SUB: &str =
     "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n";
-
-/// Runs the binary in `cwd` with a clean environment: only what duet is given here, and
-/// a private HOME/XDG tree so the user's real config never leaks into a test.
-async fn run_duet(cwd: &Path, home: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
-    let mut command = tokio::process::Command::new(duet_binary());
-    command
-        .args(args)
-        .current_dir(cwd)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("XDG_STATE_HOME", home.join("state"))
-        .env("XDG_DATA_HOME", home.join("data"));
-    for (name, value) in env {
-        command.env(name, value);
-    }
-    command.kill_on_drop(true).output().await.expect("run duet")
-}
-
-fn wire_env(server: &ScriptedServer, wire: Wire) -> Vec<(&'static str, String)> {
-    match wire {
-        Wire::Anthropic => vec![
-            ("ANTHROPIC_BASE_URL", server.base_url(wire)),
-            ("ANTHROPIC_API_KEY", "test-key".into()),
-        ],
-        Wire::OpenAiChat => vec![
-            ("OPENAI_BASE_URL", server.base_url(wire)),
-            ("OPENAI_API_KEY", "test-key".into()),
-            ("DUET_MODEL", "scripted-model".into()),
-        ],
-    }
-}
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
@@ -58,7 +22,6 @@ async fn exec_edits_a_real_file(wire: Wire) {
     let repo = TestRepo::with_files(&[("calc.py", CALC)]);
     let home = tempfile::tempdir().unwrap();
     let env = wire_env(&server, wire);
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
 
     let output = run_duet(
         repo.path(),
@@ -118,7 +81,6 @@ async fn exec_json_prints_one_event_per_line() {
     let repo = TestRepo::with_files(&[("notes.txt", "hello\n")]);
     let home = tempfile::tempdir().unwrap();
     let env = wire_env(&server, Wire::Anthropic);
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
 
     let output = run_duet(
         repo.path(),
@@ -155,7 +117,13 @@ async fn exec_json_prints_one_event_per_line() {
 async fn exec_without_configuration_says_what_to_set() {
     let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
     let home = tempfile::tempdir().unwrap();
-    let output = run_duet(repo.path(), home.path(), &[], &["exec", "anything"]).await;
+    let output = run_duet(
+        repo.path(),
+        home.path(),
+        &[] as &[(&str, &str)],
+        &["exec", "anything"],
+    )
+    .await;
     assert_eq!(output.status.code(), Some(2));
     let stderr = text(&output.stderr);
     for needle in [
@@ -181,7 +149,13 @@ async fn exec_with_a_bad_config_file_names_file_and_line() {
         "model = \"x\"\nprovider = \"gemini\"\n",
     )
     .unwrap();
-    let output = run_duet(repo.path(), home.path(), &[], &["exec", "anything"]).await;
+    let output = run_duet(
+        repo.path(),
+        home.path(),
+        &[] as &[(&str, &str)],
+        &["exec", "anything"],
+    )
+    .await;
     assert_eq!(output.status.code(), Some(2));
     let stderr = text(&output.stderr);
     assert!(stderr.contains("config.toml:2:"), "{stderr}");
@@ -202,7 +176,10 @@ async fn exec_against_a_dead_server_fails_clearly() {
     let output = run_duet(
         repo.path(),
         home.path(),
-        &[("ANTHROPIC_BASE_URL", &base), ("ANTHROPIC_API_KEY", "k")],
+        &[
+            ("ANTHROPIC_BASE_URL", base.as_str()),
+            ("ANTHROPIC_API_KEY", "k"),
+        ],
         &["exec", "anything"],
     )
     .await;

@@ -4,7 +4,7 @@
 
 use duet::provider::Wire;
 
-use crate::common::harness::{TestRepo, duet_binary, tool_results};
+use crate::common::harness::{TestRepo, run_duet, tool_results, wire_env};
 use crate::common::script::Script;
 use crate::common::scripted_server::ScriptedServer;
 
@@ -23,20 +23,9 @@ async fn write_results_carry_syntax_errors_and_linter_output() {
     std::fs::create_dir_all(&config_dir).unwrap();
     std::fs::write(config_dir.join("config.toml"), CONFIG).unwrap();
 
-    let output = tokio::process::Command::new(duet_binary())
-        .args(["exec", "--approval", "auto", "write some code"])
-        .current_dir(repo.path())
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home.path())
-        .env("XDG_CONFIG_HOME", home.path().join("config"))
-        .env("XDG_STATE_HOME", home.path().join("state"))
-        .env("ANTHROPIC_BASE_URL", server.base_url(Wire::Anthropic))
-        .env("ANTHROPIC_API_KEY", "test-key")
-        .kill_on_drop(true)
-        .output()
-        .await
-        .unwrap();
+    let env = wire_env(&server, Wire::Anthropic);
+    let args = ["exec", "--approval", "auto", "write some code"];
+    let output = run_duet(repo.path(), home.path(), &env, &args).await;
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(0), "{stdout}");
 

@@ -1,8 +1,8 @@
 //! The `shell` tool through the agent, over both wires: live output and a result with
 //! the exit status; approval of the command in ask mode; refusal in read-only mode.
 
+use duet::agent::Event;
 use duet::agent::protocol::ApprovalView;
-use duet::agent::{Command, Event};
 use duet::policy::{ApprovalMode, Decision};
 use duet::provider::Wire;
 
@@ -64,13 +64,7 @@ async fn ask_mode_shows_the_command_and_waits() {
         !repo.path().join("made.txt").exists(),
         "nothing runs before approval"
     );
-    agent
-        .handle
-        .send(Command::Decide {
-            call_id,
-            decision: Decision::Approve,
-        })
-        .unwrap();
+    agent.decide(&call_id, Decision::Approve);
     agent.turn_end().await;
     assert!(repo.path().join("made.txt").exists());
     server.assert_no_violations();
