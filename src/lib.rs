@@ -1,6 +1,6 @@
 //! duet: a terminal pair-programming agent.
 //!
-//! The dependency direction is the architecture: front ends ([`exec`], later `tui`) →
+//! The dependency direction is the architecture: front ends ([`exec`], [`tui`]) →
 //! [`agent`] → the leaves ([`provider`], [`tools`], [`shell`], [`lint`], [`policy`],
 //! [`diff`], [`git`], [`config`]). No leaf imports `agent` or a front end.
 
@@ -14,3 +14,4 @@ pub mod policy;
 pub mod provider;
 pub mod shell;
 pub mod tools;
+pub mod tui;

@@ -160,7 +160,8 @@ fn view_of(action: &Action) -> ApprovalView {
             ..
         } => ApprovalView::Edit {
             path: display.clone(),
-            new_file: before.is_none(),
+            before: before.clone(),
+            after: after.clone(),
             diff: diff::unified(display, before.as_deref(), after),
             hunks: diff::hunks(before.as_deref(), after)
                 .into_iter()

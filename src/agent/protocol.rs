@@ -20,6 +20,10 @@ pub enum Command {
     /// Cancel the current step: the model stream and any running tools. The conversation
     /// stays valid, and the next message continues it.
     Interrupt,
+    /// Takes back a message sent during a turn that has not reached the model yet (the
+    /// first waiting message with exactly this text). [`Event::MessageWithdrawn`]
+    /// confirms; without it, the message was already delivered.
+    WithdrawMessage { text: String },
     /// Answers the [`Event::ApprovalNeeded`] of `call_id`.
     Decide { call_id: String, decision: Decision },
     /// Switches the approval mode for everything decided from now on, including
@@ -42,6 +46,10 @@ pub enum Event {
     },
     /// A user message was delivered to the model (a steering message included).
     UserMessageDelivered {
+        text: String,
+    },
+    /// A waiting message was taken back before delivery.
+    MessageWithdrawn {
         text: String,
     },
     /// A model call is about to be sent; `step` counts calls within the turn from 1.
@@ -139,7 +147,10 @@ pub enum TurnOutcome {
 pub enum ApprovalView {
     Edit {
         path: String,
-        new_file: bool,
+        /// The file as it is on disk; `None` for a new file.
+        before: Option<String>,
+        /// The file as the model proposes it.
+        after: String,
         /// The whole change as a unified diff.
         diff: String,
         /// The same change split into hunks that can be accepted one by one.

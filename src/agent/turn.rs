@@ -73,6 +73,7 @@ impl Agent {
                     tracing::debug!(call_id, "decision while idle: nothing waits");
                 }
                 Command::SetMode { mode } => self.approvals.set_mode(mode).await,
+                Command::WithdrawMessage { text } => self.withdraw(text).await,
                 Command::Shutdown => break,
             }
         }
@@ -107,6 +108,13 @@ impl Agent {
             tracing::error!(%problem, "conversation lost call/result pairing");
         }
         self.events.emit(Event::TurnEnd { outcome }).await;
+    }
+
+    async fn withdraw(&mut self, text: String) {
+        if let Some(index) = self.pending.iter().position(|pending| *pending == text) {
+            self.pending.remove(index);
+            self.events.emit(Event::MessageWithdrawn { text }).await;
+        }
     }
 
     async fn deliver_pending(&mut self) {
@@ -274,6 +282,10 @@ impl Agent {
             }
             Some(Command::SetMode { mode }) => {
                 self.approvals.set_mode(mode).await;
+                None
+            }
+            Some(Command::WithdrawMessage { text }) => {
+                self.withdraw(text).await;
                 None
             }
             Some(Command::Interrupt) => Some(StepEnd::Interrupted),

@@ -198,6 +198,7 @@ impl Printer for HumanPrinter {
             Event::ApprovalClosed { decision, .. } => {
                 let text = match decision {
                     Some(Decision::Approve) => "approved".to_string(),
+                    Some(Decision::Edited { .. }) => "approved with the user's edits".to_string(),
                     Some(Decision::ApproveHunks { hunks, .. }) => {
                         format!("approved {} hunk(s)", hunks.len())
                     }
@@ -233,7 +234,8 @@ impl Printer for HumanPrinter {
             }
             Event::StepStarted { .. }
             | Event::ToolCallBegin { .. }
-            | Event::ToolRunBegin { .. } => {}
+            | Event::ToolRunBegin { .. }
+            | Event::MessageWithdrawn { .. } => {}
         }
         Ok(())
     }

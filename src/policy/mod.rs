@@ -112,6 +112,10 @@ pub enum Decision {
         /// Written for the model: why, and what to do instead.
         reason: Option<String>,
     },
+    /// The user rewrote the proposed file (in their editor); `content` is what lands.
+    Edited {
+        content: String,
+    },
 }
 
 /// What a mode says about an action before anyone is asked.

@@ -120,8 +120,9 @@ pub(crate) struct Change {
 /// What reached the disk, for the tool's result.
 #[derive(Debug, Default, PartialEq)]
 pub(crate) struct Landed {
-    /// Set when the user accepted only some hunks: tells the model exactly what landed.
-    pub partial: Option<String>,
+    /// Set when what landed differs from the proposal (the user accepted only some hunks,
+    /// or rewrote it): tells the model exactly what landed instead.
+    pub deviation: Option<String>,
     /// The post-write checks' report; empty when they have nothing to say.
     pub lint: String,
 }
@@ -129,8 +130,8 @@ pub(crate) struct Landed {
 impl Landed {
     /// The tool's result: `full` describes the whole change, used when all of it landed.
     pub(crate) fn into_output(self, full: ToolOutput) -> ToolOutput {
-        let (mut content, summary) = match self.partial {
-            Some(report) => (report, format!("{} (partly applied)", full.summary)),
+        let (mut content, summary) = match self.deviation {
+            Some(report) => (report, format!("{} (changed by the user)", full.summary)),
             None => (full.content, full.summary),
         };
         if !self.lint.is_empty() {
@@ -156,7 +157,7 @@ pub(crate) async fn apply_change(ctx: &ToolCtx, change: Change) -> Result<Landed
     let Some(decision) = ctx.approve(action).await else {
         return Err(interrupted(change.tool));
     };
-    let (text, partial) = match decision {
+    let (text, deviation) = match decision {
         Decision::Approve => (change.after.clone(), None),
         Decision::Reject { reason } => {
             return Err(ToolError::Refused(format!(
@@ -167,6 +168,10 @@ pub(crate) async fn apply_change(ctx: &ToolCtx, change: Change) -> Result<Landed
         }
         Decision::ApproveHunks { hunks, reason } => {
             partial_change(&change, &hunks, reason.as_deref())?
+        }
+        Decision::Edited { content } => {
+            let report = user_edit_report(&change, &content);
+            (content, Some(report))
         }
     };
     let ledger = ctx.ledger.clone();
@@ -193,7 +198,7 @@ pub(crate) async fn apply_change(ctx: &ToolCtx, change: Change) -> Result<Landed
             &text,
         )
         .await;
-    Ok(Landed { partial, lint })
+    Ok(Landed { deviation, lint })
 }
 
 /// The text to write when the user accepted only `accepted` hunks, and the report that
@@ -219,6 +224,22 @@ fn partial_change(
         Some(text) if !none_applied => Ok((text, (!all_applied).then_some(report))),
         _ => Err(ToolError::Refused(report)),
     }
+}
+
+/// Tells the model the user rewrote its proposal, and shows what really landed.
+fn user_edit_report(change: &Change, content: &str) -> String {
+    if content == change.after {
+        return format!(
+            "The user opened your proposal for `{}` in an editor and applied it unchanged.",
+            change.display
+        );
+    }
+    format!(
+        "The user edited your proposal for `{}` before applying it, so the file is not \
+         what you proposed. This is the final change against the file as it was before:\n{}",
+        change.display,
+        diff::unified(&change.display, change.before.as_deref(), content)
+    )
 }
 
 /// Refuses when the file on disk is no longer what the proposal was computed from
@@ -380,6 +401,34 @@ mod tests {
         assert!(!fixture.path("a.txt").exists());
     }
 
+    struct EditsTheProposal;
+
+    #[async_trait::async_trait]
+    impl Approver for EditsTheProposal {
+        async fn decide(&self, _request: ApprovalRequest) -> Decision {
+            Decision::Edited {
+                content: "the user's rewrite\n".into(),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn the_users_rewrite_lands_and_the_model_sees_the_final_diff() {
+        let mut fixture = Fixture::new();
+        fixture.file("a.txt", "original\n");
+        fixture.ctx.approver = Arc::new(EditsTheProposal);
+        let landed = apply_change(&fixture.ctx, change(&fixture, Some("original\n")))
+            .await
+            .unwrap();
+        assert_eq!(fixture.text("a.txt"), "the user's rewrite\n");
+        let report = landed.deviation.unwrap_or_default();
+        assert!(report.contains("The user edited your proposal"), "{report}");
+        assert!(
+            report.contains("-original\n+the user's rewrite\n"),
+            "{report}"
+        );
+    }
+
     #[tokio::test]
     async fn an_unchanged_file_is_written() {
         let fixture = Fixture::new();
@@ -387,7 +436,7 @@ mod tests {
         let landed = apply_change(&fixture.ctx, change(&fixture, Some("original\n")))
             .await
             .unwrap();
-        assert_eq!(landed.partial, None);
+        assert_eq!(landed.deviation, None);
         assert_eq!(fixture.text("a.txt"), "model's version\n");
     }
 

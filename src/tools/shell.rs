@@ -136,6 +136,7 @@ async fn approve(ctx: &ToolCtx, command: &str, cwd: &str) -> Result<(), ToolErro
         Some(Decision::Reject { reason }) => reason,
         // Hunks belong to file edits; a partial answer to a command is not a yes.
         Some(Decision::ApproveHunks { reason, .. }) => reason,
+        Some(Decision::Edited { .. }) => Some("the user edited the command instead".into()),
     };
     Err(ToolError::Refused(format!(
         "the command was not run: {}",

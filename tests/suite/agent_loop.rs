@@ -346,3 +346,28 @@ async fn read_only_mode_refuses_writes(wire: Wire) {
     );
     server.assert_no_violations();
 }
+
+#[tokio::test]
+async fn a_message_withdrawn_before_delivery_never_reaches_the_model() {
+    let (server, _repo, mut agent) = start("steer", Wire::Anthropic, ApprovalMode::Auto).await;
+    agent.send("read a.txt");
+    server.wait_for_gate("steer").await;
+    agent.send("typo: chekc b.txt");
+    agent
+        .handle
+        .send(duet::agent::Command::WithdrawMessage {
+            text: "typo: chekc b.txt".into(),
+        })
+        .unwrap();
+    agent
+        .wait_for(
+            "the withdrawal",
+            |e| matches!(e, Event::MessageWithdrawn { text } if text == "typo: chekc b.txt"),
+        )
+        .await;
+    server.release("steer");
+    agent.turn_end().await;
+    let requests = server.requests();
+    assert!(!all_text(&requests[1]).contains("chekc"));
+    server.assert_no_violations();
+}

@@ -33,14 +33,17 @@ async fn an_approved_edit_lands(wire: Wire) {
     let (call_id, view) = agent.approval_needed().await;
     let ApprovalView::Edit {
         path,
-        new_file,
+        before,
+        after,
         diff,
         ..
     } = view
     else {
         panic!("expected an edit approval, got {view:?}");
     };
-    assert_eq!((path.as_str(), new_file), ("a.txt", false));
+    assert_eq!(path, "a.txt");
+    assert_eq!(before.as_deref(), Some(ORIGINAL));
+    assert_eq!(after, "ALPHA\nbeta\n");
     assert!(diff.contains("-alpha\n+ALPHA\n"), "{diff}");
     assert_eq!(
         repo.read("a.txt"),

@@ -1,0 +1,12 @@
+//! The interactive front end: ratatui views beside the agent, joined only by the
+//! agent's command and event channels.
+//!
+//! Owns: the terminal (raw mode, alternate screen, restore on exit or panic), the
+//! event loop (keys, agent events, frame ticks), and the views.
+//! Does not own: anything the agent does; it sends [`crate::agent::Command`]s and
+//! renders [`crate::agent::Event`]s.
+//! Invariant: the loop never awaits the network or a tool; drawing happens only when
+//! something on screen changed, at most once per frame interval.
+
+pub mod action;
+pub mod theme;
