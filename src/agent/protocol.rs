@@ -29,6 +29,9 @@ pub enum Command {
     /// Switches the approval mode for everything decided from now on, including
     /// approvals still waiting.
     SetMode { mode: ApprovalMode },
+    /// Forgets the conversation so far (the next message starts afresh). Ignored while a
+    /// turn runs.
+    ClearConversation,
     /// End the agent task after cancelling whatever runs.
     Shutdown,
 }
@@ -118,6 +121,7 @@ pub enum Event {
     ModeChanged {
         mode: ApprovalMode,
     },
+    ConversationCleared,
     /// Token usage of the last model call, and the running total for the session.
     Usage {
         call: Usage,

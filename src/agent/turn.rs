@@ -74,6 +74,10 @@ impl Agent {
                 }
                 Command::SetMode { mode } => self.approvals.set_mode(mode).await,
                 Command::WithdrawMessage { text } => self.withdraw(text).await,
+                Command::ClearConversation => {
+                    self.conversation = Conversation::default();
+                    self.events.emit(Event::ConversationCleared).await;
+                }
                 Command::Shutdown => break,
             }
         }
@@ -286,6 +290,10 @@ impl Agent {
             }
             Some(Command::WithdrawMessage { text }) => {
                 self.withdraw(text).await;
+                None
+            }
+            Some(Command::ClearConversation) => {
+                tracing::debug!("clear ignored while a turn runs");
                 None
             }
             Some(Command::Interrupt) => Some(StepEnd::Interrupted),

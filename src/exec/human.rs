@@ -235,7 +235,8 @@ impl Printer for HumanPrinter {
             Event::StepStarted { .. }
             | Event::ToolCallBegin { .. }
             | Event::ToolRunBegin { .. }
-            | Event::MessageWithdrawn { .. } => {}
+            | Event::MessageWithdrawn { .. }
+            | Event::ConversationCleared => {}
         }
         Ok(())
     }

@@ -110,6 +110,35 @@ fn recent_commits(repo: &Repository, limit: usize) -> Result<Vec<(String, String
     Ok(commits)
 }
 
+/// The commit HEAD points at, if any (a session's starting point for `/diff`).
+pub fn head_commit(path: &Path) -> Option<String> {
+    let repo = Repository::discover(path).ok()?;
+    let head = repo.head().ok()?.peel_to_commit().ok()?;
+    Some(head.id().to_string())
+}
+
+/// Every change in the working tree since `commit` — staged, unstaged and untracked
+/// files alike — as a unified diff with paths relative to the repository root.
+pub fn diff_since(path: &Path, commit: &str) -> Result<String, git2::Error> {
+    let repo = Repository::discover(path)?;
+    let tree = repo.find_commit(git2::Oid::from_str(commit)?)?.tree()?;
+    let mut options = git2::DiffOptions::new();
+    options
+        .include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .show_untracked_content(true);
+    let diff = repo.diff_tree_to_workdir_with_index(Some(&tree), Some(&mut options))?;
+    let mut text = String::new();
+    diff.print(git2::DiffFormat::Patch, |_, _, line| {
+        if matches!(line.origin(), '+' | '-' | ' ') {
+            text.push(line.origin());
+        }
+        text.push_str(&String::from_utf8_lossy(line.content()));
+        true
+    })?;
+    Ok(text)
+}
+
 impl RepoSummary {
     /// Renders the summary as lines for the model.
     pub fn render(&self) -> String {
@@ -225,6 +254,21 @@ mod tests {
             rendered.contains("untracked: 1 files: new.txt"),
             "{rendered}"
         );
+    }
+
+    #[test]
+    fn diff_since_a_commit_covers_edits_and_new_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init(dir.path()).unwrap();
+        std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
+        commit_all(&repo, "first");
+        let start = head_commit(dir.path()).unwrap();
+        std::fs::write(dir.path().join("a.txt"), "two\n").unwrap();
+        std::fs::write(dir.path().join("new.txt"), "fresh\n").unwrap();
+        let diff = diff_since(dir.path(), &start).unwrap();
+        assert!(diff.contains("-one\n+two\n"), "{diff}");
+        assert!(diff.contains("+fresh\n"), "{diff}");
+        assert!(diff.contains("new.txt"), "{diff}");
     }
 
     #[test]

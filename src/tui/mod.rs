@@ -9,4 +9,7 @@
 //! something on screen changed, at most once per frame interval.
 
 pub mod action;
+pub mod frame;
+pub mod pending;
+pub mod terminal;
 pub mod theme;

@@ -1,0 +1,97 @@
+//! When to draw.
+//!
+//! Nothing draws directly: whatever changes the screen calls [`FrameScheduler::request`],
+//! and the event loop draws when [`FrameScheduler::due`] says so. Fifty requests within
+//! one frame interval make one draw, draws are at most [`MAX_FPS`] per second, and with
+//! nothing requested the loop sleeps (no timer ticks while idle). Pure bookkeeping on
+//! explicit instants, so it is tested without a terminal or a clock.
+
+use std::time::{Duration, Instant};
+
+/// The most frames per second ever drawn.
+pub const MAX_FPS: u32 = 120;
+
+#[derive(Debug)]
+pub struct FrameScheduler {
+    interval: Duration,
+    last_draw: Option<Instant>,
+    requested: bool,
+}
+
+impl Default for FrameScheduler {
+    fn default() -> Self {
+        Self {
+            interval: Duration::from_secs(1) / MAX_FPS,
+            last_draw: None,
+            requested: false,
+        }
+    }
+}
+
+impl FrameScheduler {
+    /// Something on screen changed; a frame should follow.
+    pub fn request(&mut self) {
+        self.requested = true;
+    }
+
+    /// When the requested frame may be drawn; `None` when nothing is requested.
+    pub fn deadline(&self) -> Option<Instant> {
+        if !self.requested {
+            return None;
+        }
+        Some(match self.last_draw {
+            Some(last) => last + self.interval,
+            // Never drawn: as soon as possible. `Instant` has no zero, so "now" is
+            // represented by the earliest instant the caller can compare with.
+            None => Instant::now(),
+        })
+    }
+
+    /// Whether a frame should be drawn at `now`.
+    pub fn due(&self, now: Instant) -> bool {
+        self.requested
+            && self
+                .last_draw
+                .is_none_or(|last| now >= last + self.interval)
+    }
+
+    /// Records that a frame was drawn at `now`.
+    pub fn drawn(&mut self, now: Instant) {
+        self.last_draw = Some(now);
+        self.requested = false;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nothing_requested_means_no_deadline_and_no_draw() {
+        let frames = FrameScheduler::default();
+        assert_eq!(frames.deadline(), None);
+        assert!(!frames.due(Instant::now()));
+    }
+
+    #[test]
+    fn many_requests_in_one_interval_make_one_frame() {
+        let mut frames = FrameScheduler::default();
+        let start = Instant::now();
+        frames.request();
+        assert!(frames.due(start));
+        frames.drawn(start);
+        for _ in 0..50 {
+            frames.request();
+        }
+        let soon = start + Duration::from_millis(2);
+        assert!(!frames.due(soon), "too soon after the last frame");
+        let next = frames.deadline().unwrap();
+        assert_eq!(next, start + Duration::from_secs(1) / MAX_FPS);
+        assert!(frames.due(next));
+        frames.drawn(next);
+        assert!(
+            !frames.due(next + Duration::from_secs(1)),
+            "nothing new requested"
+        );
+    }
+}

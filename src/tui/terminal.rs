@@ -1,0 +1,117 @@
+//! Owning the terminal: raw mode, the alternate screen (or an inline viewport),
+//! bracketed paste, mouse reporting, and putting all of it back — on a normal exit, on
+//! an error, on a panic, and around a child program such as `$EDITOR`.
+
+use std::io::{self, Stdout, Write};
+
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+};
+use crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+    supports_keyboard_enhancement,
+};
+use crossterm::{cursor, execute};
+use ratatui::backend::CrosstermBackend;
+use ratatui::{Terminal, TerminalOptions, Viewport};
+
+pub type Term = Terminal<CrosstermBackend<Stdout>>;
+
+/// How the UI occupies the terminal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Screen {
+    /// Keep the terminal's own scrollback: finished output is printed above a small live
+    /// viewport of this many rows instead of taking over the whole screen.
+    pub inline_rows: Option<u16>,
+    pub mouse: bool,
+}
+
+/// Restores the terminal when dropped.
+pub struct TerminalGuard {
+    screen: Screen,
+    enhanced_keys: bool,
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore(self.screen, self.enhanced_keys);
+    }
+}
+
+/// Takes over the terminal. Restoration is tied to the returned guard; a panic hook
+/// installed here restores it too before the panic message prints.
+pub fn enter(screen: Screen) -> io::Result<(Term, TerminalGuard)> {
+    enable_raw_mode()?;
+    // Shift+Enter is only distinguishable where the terminal speaks the keyboard
+    // enhancement protocol; elsewhere Alt+Enter is the newline key.
+    let enhanced_keys = supports_keyboard_enhancement().unwrap_or(false);
+    let guard = TerminalGuard {
+        screen,
+        enhanced_keys,
+    };
+    install_panic_hook(screen, enhanced_keys);
+    let mut stdout = io::stdout();
+    set_modes(&mut stdout, screen, enhanced_keys)?;
+    let backend = CrosstermBackend::new(io::stdout());
+    let viewport = match screen.inline_rows {
+        Some(rows) => Viewport::Inline(rows),
+        None => Viewport::Fullscreen,
+    };
+    let terminal = Terminal::with_options(backend, TerminalOptions { viewport })?;
+    Ok((terminal, guard))
+}
+
+fn set_modes(out: &mut impl Write, screen: Screen, enhanced_keys: bool) -> io::Result<()> {
+    if screen.inline_rows.is_none() {
+        execute!(out, EnterAlternateScreen)?;
+    }
+    execute!(out, EnableBracketedPaste)?;
+    if screen.mouse {
+        execute!(out, EnableMouseCapture)?;
+    }
+    if enhanced_keys {
+        execute!(
+            out,
+            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+        )?;
+    }
+    Ok(())
+}
+
+/// Puts the terminal back as it was. Best effort: every step is tried even if an
+/// earlier one fails, since a half-restored terminal is worse than a noisy one.
+fn restore(screen: Screen, enhanced_keys: bool) {
+    let mut out = io::stdout();
+    if enhanced_keys {
+        let _ = execute!(out, PopKeyboardEnhancementFlags);
+    }
+    if screen.mouse {
+        let _ = execute!(out, DisableMouseCapture);
+    }
+    let _ = execute!(out, DisableBracketedPaste);
+    if screen.inline_rows.is_none() {
+        let _ = execute!(out, LeaveAlternateScreen);
+    }
+    let _ = execute!(out, cursor::Show);
+    let _ = disable_raw_mode();
+}
+
+fn install_panic_hook(screen: Screen, enhanced_keys: bool) {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore(screen, enhanced_keys);
+        previous(info);
+    }));
+}
+
+/// Hands the terminal to a child program (an editor) and takes it back afterwards.
+pub fn suspend(guard: &TerminalGuard) {
+    restore(guard.screen, guard.enhanced_keys);
+}
+
+pub fn resume(guard: &TerminalGuard, terminal: &mut Term) -> io::Result<()> {
+    enable_raw_mode()?;
+    set_modes(&mut io::stdout(), guard.screen, guard.enhanced_keys)?;
+    terminal.clear()
+}
