@@ -1,0 +1,277 @@
+//! The UI's event loop: one `select!` over terminal input, agent events, background
+//! results (git status, `/diff`) and the next animation deadline. It draws only when
+//! something asked for a frame, so an idle session makes no wakeups at all.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use crossterm::event::{Event as TermEvent, EventStream, MouseEventKind};
+use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
+use futures::StreamExt;
+use tokio::sync::mpsc;
+
+use crate::agent::{AgentHandle, Command, Event};
+use crate::git;
+
+use super::app::{App, Effect, GitStatus};
+use super::frame::FrameScheduler;
+use super::keymap::Keymap;
+use super::terminal::{self, Screen, Term, TerminalGuard};
+use super::theme::Theme;
+use super::transcript::NoticeKind;
+
+/// What the UI needs besides the agent.
+pub struct TuiOptions {
+    pub screen: Screen,
+    pub color: bool,
+    pub keymap: Keymap,
+    /// Problems found loading the user's keymap, shown once at start.
+    pub keymap_errors: Vec<String>,
+    pub workspace: PathBuf,
+    pub model: String,
+}
+
+/// Results of work done off the loop.
+enum Background {
+    Git(GitStatus),
+    Diff(String),
+}
+
+/// Runs the UI until the user quits or the agent stops. The terminal is restored on
+/// every way out, panics included.
+pub async fn run(
+    agent: AgentHandle,
+    mut events: mpsc::Receiver<Event>,
+    options: TuiOptions,
+) -> io::Result<()> {
+    let (mut term, guard) = terminal::enter(options.screen)?;
+    let mut app = App::new(
+        Theme::new(options.color),
+        options.keymap,
+        agent.clone(),
+        options.model,
+    );
+    for error in &options.keymap_errors {
+        app.notice(error, NoticeKind::Error);
+    }
+    let (background_tx, mut background) = mpsc::unbounded_channel();
+    refresh_git(&options.workspace, &background_tx);
+    let start_commit = {
+        let workspace = options.workspace.clone();
+        tokio::task::spawn_blocking(move || git::head_commit(&workspace))
+            .await
+            .ok()
+            .flatten()
+    };
+    let mut frames = FrameScheduler::default();
+    frames.request();
+    let mut input = EventStream::new();
+    let mut sigterm = terminate_signal()?;
+
+    loop {
+        let now = Instant::now();
+        if frames.due(now) {
+            draw(&mut term, &mut app, now)?;
+            frames.drawn(now);
+        }
+        let wake = [frames.deadline(), app.next_deadline(now)]
+            .into_iter()
+            .flatten()
+            .min();
+        let effect = tokio::select! {
+            biased;
+            _ = sigterm.recv() => Effect::Quit,
+            key = input.next() => match key {
+                Some(Ok(event)) => on_terminal(&mut app, &term, event),
+                // The terminal is gone (closed tab, SIGHUP): nothing left to draw on.
+                Some(Err(_)) | None => Effect::Quit,
+            },
+            event = events.recv() => match event {
+                Some(event) => on_agent(&mut app, event, &mut events),
+                None => {
+                    app.notice("the agent stopped; press Ctrl-C twice to quit", NoticeKind::Error);
+                    Effect::Redraw
+                }
+            },
+            Some(result) = background.recv() => on_background(&mut app, result),
+            () = sleep_until(wake) => {
+                if app.tick(Instant::now()) { Effect::Redraw } else { Effect::Nothing }
+            }
+        };
+        match effect {
+            Effect::Nothing => {}
+            Effect::Redraw => frames.request(),
+            Effect::Quit => break,
+            Effect::RefreshGit => {
+                refresh_git(&options.workspace, &background_tx);
+                frames.request();
+            }
+            Effect::ShowDiff => {
+                show_diff(&options.workspace, start_commit.clone(), &background_tx);
+            }
+            Effect::OpenEditor {
+                call_id,
+                path,
+                content,
+            } => {
+                // The editor owns the keyboard meanwhile: stop reading input first.
+                drop(input);
+                let saved = edit_in_editor(&guard, &mut term, &path, &content).await;
+                input = EventStream::new();
+                if let Err(error) = &saved {
+                    app.notice(&format!("the editor failed: {error}"), NoticeKind::Error);
+                }
+                app.editor_finished(&call_id, saved.ok().flatten());
+                frames.request();
+            }
+        }
+    }
+    let _ = agent.send(Command::Shutdown);
+    drop(guard);
+    Ok(())
+}
+
+fn draw(term: &mut Term, app: &mut App, now: Instant) -> io::Result<()> {
+    // Terminals that support synchronized output show the frame at once, never half of
+    // it; the others ignore the sequence.
+    crossterm::execute!(io::stdout(), BeginSynchronizedUpdate)?;
+    let drawn = term.draw(|frame| app.render(frame, now)).map(|_| ());
+    crossterm::execute!(io::stdout(), EndSynchronizedUpdate)?;
+    drawn
+}
+
+fn on_terminal(app: &mut App, term: &Term, event: TermEvent) -> Effect {
+    let width = term.size().map(|size| size.width).unwrap_or(80);
+    match event {
+        TermEvent::Key(key) => app.on_key(key, width, Instant::now()),
+        TermEvent::Paste(text) => app.on_paste(&text),
+        TermEvent::Resize(..) => Effect::Redraw,
+        TermEvent::Mouse(mouse) => match mouse.kind {
+            MouseEventKind::ScrollUp => app.scroll(true),
+            MouseEventKind::ScrollDown => app.scroll(false),
+            _ => Effect::Nothing,
+        },
+        TermEvent::FocusGained | TermEvent::FocusLost => Effect::Nothing,
+    }
+}
+
+/// Applies an agent event and every other one already waiting, so a burst of deltas
+/// costs one frame.
+fn on_agent(app: &mut App, first: Event, events: &mut mpsc::Receiver<Event>) -> Effect {
+    let now = Instant::now();
+    let mut effect = app.on_agent_event(&first, now);
+    while let Ok(event) = events.try_recv() {
+        let next = app.on_agent_event(&event, now);
+        if effect == Effect::Redraw || effect == Effect::Nothing {
+            effect = next;
+        }
+    }
+    effect
+}
+
+fn on_background(app: &mut App, result: Background) -> Effect {
+    match result {
+        Background::Git(status) => {
+            if app.set_git(status) {
+                Effect::Redraw
+            } else {
+                Effect::Nothing
+            }
+        }
+        Background::Diff(text) => {
+            app.notice(&text, NoticeKind::Info);
+            Effect::Redraw
+        }
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+#[cfg(unix)]
+fn terminate_signal() -> io::Result<tokio::signal::unix::Signal> {
+    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+}
+
+fn refresh_git(workspace: &Path, results: &mpsc::UnboundedSender<Background>) {
+    let workspace = workspace.to_path_buf();
+    let results = results.clone();
+    tokio::task::spawn_blocking(move || {
+        if let Ok(Some(summary)) = git::summarize(&workspace, 0) {
+            let dirty = summary.staged.len() + summary.unstaged.len() + summary.untracked.len();
+            let _ = results.send(Background::Git(GitStatus {
+                branch: summary.branch,
+                dirty,
+            }));
+        }
+    });
+}
+
+fn show_diff(
+    workspace: &Path,
+    start: Option<String>,
+    results: &mpsc::UnboundedSender<Background>,
+) {
+    let workspace = workspace.to_path_buf();
+    let results = results.clone();
+    tokio::task::spawn_blocking(move || {
+        let text = match start {
+            None => "/diff needs a git repository with a commit to compare against".to_string(),
+            Some(commit) => match git::diff_since(&workspace, &commit) {
+                Ok(diff) if diff.is_empty() => "no changes since the session started".into(),
+                Ok(diff) => diff,
+                Err(error) => format!("/diff failed: {error}"),
+            },
+        };
+        let _ = results.send(Background::Diff(text));
+    });
+}
+
+/// Writes `content` to a temp file named like `path`, runs the user's editor on it with
+/// the terminal handed over, and returns what was saved (`None` when unchanged on disk
+/// because the editor quit without saving is indistinguishable from "no edits", the
+/// content is returned either way; `None` only when the file vanished).
+async fn edit_in_editor(
+    guard: &TerminalGuard,
+    term: &mut Term,
+    path: &str,
+    content: &str,
+) -> io::Result<Option<String>> {
+    let name = Path::new(path)
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "proposal.txt".into());
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join(name);
+    std::fs::write(&file, content)?;
+    let editor = std::env::var("VISUAL")
+        .or_else(|_| std::env::var("EDITOR"))
+        .unwrap_or_else(|_| "vi".into());
+    terminal::suspend(guard);
+    let target = file.clone();
+    let status = tokio::task::spawn_blocking(move || {
+        let mut words = editor.split_whitespace();
+        let program = words.next().unwrap_or("vi");
+        std::process::Command::new(program)
+            .args(words)
+            .arg(&target)
+            .status()
+    })
+    .await
+    .map_err(io::Error::other);
+    terminal::resume(guard, term)?;
+    let status = status??;
+    if !status.success() {
+        return Err(io::Error::other(format!("the editor exited with {status}")));
+    }
+    match std::fs::read_to_string(&file) {
+        Ok(saved) => Ok(Some(saved)),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(error),
+    }
+}

@@ -1,0 +1,195 @@
+//! The real terminal, end to end: tmux runs `duet` against the scripted server in a temp
+//! repository; the test types like a user (`send-keys`) and reads the screen
+//! (`capture-pane`). It reviews an edit — rejecting one hunk with a reason, approving the
+//! rest — then interrupts a long answer with Esc and steers with a new message.
+
+use std::path::Path;
+use std::process::Command as Process;
+use std::time::{Duration, Instant};
+
+use duet::provider::Wire;
+
+use crate::common::harness::{TestRepo, duet_binary, last_user_text, tool_results, wire_env};
+use crate::common::script::Script;
+use crate::common::scripted_server::ScriptedServer;
+
+const SCREEN_WAIT: Duration = Duration::from_secs(20);
+
+/// A tmux server of the test's own (its own socket), killed when dropped.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn start(command: &str, cwd: &Path) -> Option<Tmux> {
+        if Process::new("tmux").arg("-V").output().is_err() {
+            assert!(
+                std::env::var_os("DUET_CI").is_none(),
+                "DUET_CI is set but tmux is missing"
+            );
+            eprintln!("skipped: tmux is not installed");
+            return None;
+        }
+        let socket = format!("duet-test-{}-{}", std::process::id(), rand_suffix());
+        let tmux = Tmux { socket };
+        let status = tmux
+            .cmd()
+            .args(["new-session", "-d", "-s", "duet", "-x", "100", "-y", "30", "-c"])
+            .arg(cwd)
+            .arg(command)
+            .status()
+            .expect("tmux new-session");
+        assert!(status.success());
+        Some(tmux)
+    }
+
+    fn cmd(&self) -> Process {
+        let mut command = Process::new("tmux");
+        command.args(["-L", &self.socket]);
+        command
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let status = self
+            .cmd()
+            .args(["send-keys", "-t", "duet"])
+            .args(keys)
+            .status()
+            .expect("send-keys");
+        assert!(status.success());
+    }
+
+    fn type_text(&self, text: &str) {
+        let status = self
+            .cmd()
+            .args(["send-keys", "-t", "duet", "-l", text])
+            .status()
+            .expect("send-keys -l");
+        assert!(status.success());
+    }
+
+    fn screen(&self) -> String {
+        let output = self
+            .cmd()
+            .args(["capture-pane", "-p", "-t", "duet"])
+            .output()
+            .expect("capture-pane");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    async fn wait_for_screen(&self, needle: &str) -> String {
+        let deadline = Instant::now() + SCREEN_WAIT;
+        loop {
+            let screen = self.screen();
+            if screen.contains(needle) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {needle:?} on screen:\n{screen}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.cmd().arg("kill-server").status();
+    }
+}
+
+fn rand_suffix() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default()
+}
+
+async fn wait_for_requests(server: &ScriptedServer, count: usize) {
+    let deadline = Instant::now() + SCREEN_WAIT;
+    while server.requests().len() < count {
+        assert!(Instant::now() < deadline, "the server never saw request {count}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+#[tokio::test]
+async fn review_a_hunk_with_a_reason_then_interrupt_and_steer() {
+    let lines: Vec<String> = (1..=20)
+        .map(|n| match n {
+            2 | 18 => format!("line {n} foo"),
+            _ => format!("line {n}"),
+        })
+        .collect();
+    let original = lines.join("\n") + "\n";
+    let server = ScriptedServer::start(Script::load("tui_session")).await;
+    let repo = TestRepo::with_files(&[("b.txt", &original)]);
+    let home = tempfile::tempdir().unwrap();
+    let mut env = vec![
+        ("HOME".to_string(), home.path().display().to_string()),
+        ("XDG_CONFIG_HOME".into(), home.path().join("config").display().to_string()),
+        ("XDG_STATE_HOME".into(), home.path().join("state").display().to_string()),
+        ("TERM".into(), "xterm-256color".into()),
+        ("PATH".into(), std::env::var("PATH").unwrap_or_default()),
+    ];
+    env.extend(
+        wire_env(&server, Wire::Anthropic)
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v)),
+    );
+    let assignments: Vec<String> = env
+        .iter()
+        .map(|(k, v)| format!("{k}={}", shell_quote(v)))
+        .collect();
+    let command = format!(
+        "env -i {} {} --approval ask",
+        assignments.join(" "),
+        shell_quote(&duet_binary().display().to_string())
+    );
+    let Some(tmux) = Tmux::start(&command, repo.path()) else {
+        return;
+    };
+
+    tmux.wait_for_screen("ask").await;
+    tmux.type_text("shout foo");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_screen("FOO").await;
+    // Second hunk: reject it, with a reason; the first stays accepted.
+    tmux.keys(&["j"]);
+    tmux.keys(&["Space"]);
+    tmux.keys(&["r"]);
+    tmux.type_text("keep the footer quiet");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_screen("Applied what you accepted.").await;
+
+    let expected = original.replacen("line 2 foo", "line 2 FOO", 1);
+    assert_eq!(repo.read("b.txt"), expected);
+    let result = &tool_results(&server.requests()[1])[0];
+    assert!(
+        result.content.contains("keep the footer quiet"),
+        "{}",
+        result.content
+    );
+
+    tmux.type_text("now the long one");
+    tmux.keys(&["Enter"]);
+    server.wait_for_gate("long").await;
+    tmux.wait_for_screen("this will take a while").await;
+    tmux.keys(&["Escape"]);
+    tmux.wait_for_screen("interrupted").await;
+    tmux.type_text("please focus on b.txt");
+    tmux.keys(&["Enter"]);
+    wait_for_requests(&server, 4).await;
+    tmux.wait_for_screen("Focusing on b.txt now.").await;
+    let steer = last_user_text(&server.requests()[3]);
+    assert!(steer.contains("please focus on b.txt"), "{steer}");
+
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    server.assert_no_violations();
+}
