@@ -9,4 +9,6 @@
 //! something on screen changed, at most once per frame interval.
 
 pub mod action;
+pub mod keymap;
+pub mod slash;
 pub mod theme;
