@@ -9,6 +9,7 @@
 //! something on screen changed, at most once per frame interval.
 
 pub mod action;
+pub mod composer;
 pub mod keymap;
 pub mod slash;
 pub mod theme;
