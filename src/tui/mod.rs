@@ -10,6 +10,8 @@
 
 pub mod action;
 pub mod composer;
+pub mod help;
 pub mod keymap;
 pub mod slash;
+pub mod status;
 pub mod theme;

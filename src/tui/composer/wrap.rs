@@ -98,6 +98,18 @@ impl Iterator for Rows<'_> {
     }
 }
 
+/// `text` (one line) word-wrapped at `width` cells, trailing blanks of each row
+/// dropped: for read-only prose such as the help.
+pub(crate) fn wrap_words(text: &str, width: usize) -> Vec<&str> {
+    let mut rows: Vec<&str> = rows_from(text, width, 0)
+        .map(|row| text[row].trim_end())
+        .collect();
+    if rows.len() > 1 && rows.last().is_some_and(|row| row.is_empty()) {
+        rows.pop();
+    }
+    rows
+}
+
 /// Row starts per line at one width, computed on demand and kept across frames.
 ///
 /// Each row's end is the next row's start; a row start depends only on the text
