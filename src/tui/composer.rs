@@ -417,7 +417,9 @@ impl Composer {
         let mut top = self.top.min(cursor);
         if top.line < cursor.line {
             // Last frame's row may no longer exist after an edit or a resize.
-            top.row = top.row.min(self.editor.row_count(top.line, width) - 1);
+            top.row = top
+                .row
+                .min(self.editor.row_count(top.line, width).saturating_sub(1));
         }
         let cursor_visible = self
             .editor
@@ -440,7 +442,7 @@ impl Composer {
                 count -= step;
             } else if pos.line > 0 {
                 pos.line -= 1;
-                pos.row = self.editor.row_count(pos.line, width) - 1;
+                pos.row = self.editor.row_count(pos.line, width).saturating_sub(1);
                 count -= 1;
             } else {
                 break;

@@ -19,6 +19,7 @@ use toml::de::{DeTable, DeValue};
 use self::key::Key;
 use super::action::{Action, Context};
 use super::slash::closest;
+use crate::config::Paths;
 
 /// The shipped bindings, also the documentation of the format.
 const DEFAULTS: &str = include_str!("../../keymap.toml");
@@ -92,7 +93,18 @@ struct Entry {
     desc: Option<String>,
 }
 
+impl Default for Keymap {
+    fn default() -> Self {
+        Keymap::defaults()
+    }
+}
+
 impl Keymap {
+    /// Where the user's keymap lives: `keymap.toml` beside the config file.
+    pub fn user_file(paths: &Paths) -> PathBuf {
+        paths.config_file.with_file_name("keymap.toml")
+    }
+
     /// The bindings of the shipped `keymap.toml`.
     pub fn defaults() -> Keymap {
         let mut keymap = Keymap {

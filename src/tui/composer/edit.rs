@@ -324,7 +324,10 @@ impl Editor {
         let target = if row > 0 {
             Some((self.row, row - 1))
         } else if self.row > 0 {
-            Some((self.row - 1, self.row_count(self.row - 1, width) - 1))
+            Some((
+                self.row - 1,
+                self.row_count(self.row - 1, width).saturating_sub(1),
+            ))
         } else {
             None
         };

@@ -381,3 +381,15 @@ fn bindings_list_labels_in_file_order() {
         Action::Apply.describe()
     );
 }
+
+#[test]
+fn the_user_file_sits_beside_the_config_file() {
+    let paths = Paths {
+        config_file: PathBuf::from("/home/u/.config/duet/config.toml"),
+        state_dir: PathBuf::from("/home/u/.local/state/duet"),
+    };
+    assert_eq!(
+        Keymap::user_file(&paths),
+        PathBuf::from("/home/u/.config/duet/keymap.toml")
+    );
+}
