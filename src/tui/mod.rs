@@ -9,7 +9,12 @@
 //! something on screen changed, at most once per frame interval.
 
 pub mod action;
+pub mod composer;
 pub mod frame;
+pub mod help;
+pub mod keymap;
 pub mod pending;
+pub mod slash;
+pub mod status;
 pub mod terminal;
 pub mod theme;

@@ -4,14 +4,7 @@
 //! queued one waits here until the turn ends. Both stay visible — and can be taken
 //! back — until delivered. Pure bookkeeping, tested alone.
 
-/// How a pending message will reach the model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PendingKind {
-    /// Sent to the agent; delivered at its next step.
-    Steer,
-    /// Held by the UI; sent when the current turn ends.
-    Queued,
-}
+pub use super::composer::PendingKind;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PendingMessage {

@@ -1,0 +1,506 @@
+//! The message input at the bottom of the screen, with the list of messages still
+//! waiting to be delivered above it.
+//!
+//! Owns: the text being written (multi-line, wrapped, scrolled within a height cap),
+//! the history of sent messages, and how both are drawn. Does not own: what a sent
+//! message does (the app decides between steering, queueing and slash commands), or
+//! the pending list itself (the app sets it after every change).
+//! Invariant: work per keystroke or frame is bounded by the visible rows and the
+//! cursor's line, never by the whole text, so a megabyte paste stays responsive.
+
+mod edit;
+pub(crate) mod wrap;
+
+use std::collections::HashMap;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Position, Rect};
+use ratatui::style::Style;
+use unicode_segmentation::UnicodeSegmentation;
+
+use self::edit::{Editor, RowPos};
+use self::wrap::{grapheme_width, is_blank};
+use super::action::Action;
+use super::theme::Theme;
+
+const PLACEHOLDER: &str = "Ask duet… (Enter to send, Shift+Enter for a newline)";
+const PROMPT: &str = "› ";
+const MORE_ABOVE: &str = "↑ ";
+const MORE_BELOW: &str = "↓ ";
+/// Cells left of the text: the prompt or a scroll marker.
+const GUTTER: u16 = 2;
+/// The input grows up to this many rows, then scrolls.
+const MAX_INPUT_ROWS: usize = 10;
+/// Pending messages beyond this many are summed up in one row.
+const MAX_PENDING_ROWS: usize = 4;
+const HISTORY_LIMIT: usize = 500;
+/// Used for moving by wrapped rows until the first frame gives the real width.
+const DEFAULT_TEXT_WIDTH: usize = 78;
+
+/// What a [`Composer::handle`] call did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ComposerOutcome {
+    /// The action is not the composer's, or changed nothing.
+    Ignored,
+    /// The text or cursor changed: redraw.
+    Changed,
+    /// Send this message now (the input is cleared and the message remembered).
+    Submit(String),
+    /// Send this message when the current turn ends.
+    Queue(String),
+}
+
+/// How a waiting message will reach the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PendingKind {
+    /// At the model's next step, during the current turn.
+    Steer,
+    /// After the current turn ends.
+    Queued,
+}
+
+/// A message sent but not yet delivered, as the composer shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PendingView {
+    pub text: String,
+    pub kind: PendingKind,
+}
+
+/// Where the input is while history is browsed.
+#[derive(Clone, Debug)]
+struct Browsing {
+    /// Into the history; `history.len()` is the draft.
+    index: usize,
+    /// What was being written before browsing started.
+    draft: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct Composer {
+    theme: Theme,
+    editor: Editor,
+    history: Vec<String>,
+    browsing: Option<Browsing>,
+    /// Recalled messages edited since the last send, by history index, so browsing on
+    /// loses nothing.
+    history_edits: HashMap<usize, String>,
+    pending: Vec<PendingView>,
+    /// The first visible row, kept between frames so the view only scrolls when the
+    /// cursor leaves it.
+    top: RowPos,
+    /// The text width of the last frame, for moving by wrapped rows.
+    text_width: usize,
+}
+
+struct Areas {
+    pending: Rect,
+    rule: Option<Rect>,
+    input: Rect,
+}
+
+impl Composer {
+    pub fn new(theme: Theme) -> Self {
+        Composer {
+            theme,
+            editor: Editor::default(),
+            history: Vec::new(),
+            browsing: None,
+            history_edits: HashMap::new(),
+            pending: Vec::new(),
+            top: RowPos::default(),
+            text_width: DEFAULT_TEXT_WIDTH,
+        }
+    }
+
+    pub fn handle(&mut self, action: Action) -> ComposerOutcome {
+        use ComposerOutcome::{Changed, Ignored};
+        match action {
+            Action::Submit => self.take_message().map_or(Ignored, ComposerOutcome::Submit),
+            Action::Queue => self.take_message().map_or(Ignored, ComposerOutcome::Queue),
+            // Within the text these move between rows; at its edges they browse history.
+            Action::HistoryPrev => {
+                if self.editor.up(self.text_width) {
+                    Changed
+                } else {
+                    self.history_prev()
+                }
+            }
+            Action::HistoryNext => {
+                if self.editor.down(self.text_width) {
+                    Changed
+                } else {
+                    self.history_next()
+                }
+            }
+            other => {
+                if self.edit(other) {
+                    Changed
+                } else {
+                    Ignored
+                }
+            }
+        }
+    }
+
+    /// Applies an editing or cursor action; `true` when anything changed.
+    fn edit(&mut self, action: Action) -> bool {
+        let editor = &mut self.editor;
+        match action {
+            Action::Newline => {
+                editor.insert("\n");
+                true
+            }
+            Action::CursorLeft => editor.left(),
+            Action::CursorRight => editor.right(),
+            Action::WordLeft => editor.word_left(),
+            Action::WordRight => editor.word_right(),
+            Action::LineStart => editor.line_start(),
+            Action::LineEnd => editor.line_end(),
+            Action::DeleteBack => editor.delete_back(),
+            Action::DeleteForward => editor.delete_forward(),
+            Action::DeleteWordBack => editor.delete_word_back(),
+            Action::ClearInput => editor.clear(),
+            _ => false,
+        }
+    }
+
+    /// Typed characters and bracketed pastes. Line endings are normalized to `\n`.
+    pub fn insert_text(&mut self, text: &str) {
+        self.editor.insert(text);
+    }
+
+    /// Replaces the input (e.g. with a withdrawn message), cursor at the end.
+    pub fn set_text(&mut self, text: &str) {
+        self.browsing = None;
+        self.editor.set_text(text, None);
+    }
+
+    pub fn text(&self) -> String {
+        self.editor.text()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.editor.is_empty()
+    }
+
+    /// The messages waiting for delivery, oldest first.
+    pub fn set_pending(&mut self, pending: Vec<PendingView>) {
+        self.pending = pending;
+    }
+
+    /// The rows the composer would like at `width` columns: the pending list, a rule,
+    /// and the input (up to its cap).
+    pub fn desired_height(&self, width: u16) -> u16 {
+        let text_width = usize::from(width.saturating_sub(GUTTER).max(1));
+        let input_rows = self
+            .editor
+            .rows_from(RowPos::default(), text_width, MAX_INPUT_ROWS)
+            .len()
+            .max(1);
+        // Both parts are capped well below u16::MAX.
+        (self.pending_rows() + 1 + input_rows) as u16
+    }
+
+    pub fn render(&mut self, area: Rect, buf: &mut Buffer) {
+        let areas = self.areas(area);
+        self.render_pending(areas.pending, buf);
+        if let Some(rule) = areas.rule {
+            let line = "─".repeat(usize::from(rule.width));
+            buf.set_stringn(
+                rule.x,
+                rule.y,
+                line,
+                usize::from(rule.width),
+                self.theme.dim,
+            );
+        }
+        self.render_input(areas.input, buf);
+    }
+
+    /// Where the terminal cursor goes when the composer has the focus and was drawn
+    /// into `area`.
+    pub fn cursor_position(&self, area: Rect) -> Option<Position> {
+        let input = self.areas(area).input;
+        if input.width <= GUTTER || input.height == 0 {
+            return None;
+        }
+        let width = usize::from(input.width - GUTTER);
+        let height = usize::from(input.height);
+        let line = self.editor.cursor().0;
+        let (row, cell) = self.editor.cursor_cell(width);
+        let top = self.view_top(width, height);
+        let y = self
+            .editor
+            .rows_from(top, width, height)
+            .iter()
+            .position(|(pos, _)| *pos == RowPos { line, row })?;
+        // Both are bounded by the area's size.
+        Some(Position::new(
+            input.x + GUTTER + cell as u16,
+            input.y + y as u16,
+        ))
+    }
+
+    fn take_message(&mut self) -> Option<String> {
+        let text = self.editor.text();
+        if text.trim().is_empty() {
+            return None;
+        }
+        let message = tidy(&text).to_string();
+        if self.history.last() != Some(&message) {
+            self.history.push(message.clone());
+            if self.history.len() > HISTORY_LIMIT {
+                self.history.remove(0);
+            }
+        }
+        self.editor.clear();
+        self.browsing = None;
+        self.history_edits.clear();
+        self.top = RowPos::default();
+        Some(message)
+    }
+
+    fn history_prev(&mut self) -> ComposerOutcome {
+        let current = self
+            .browsing
+            .as_ref()
+            .map_or(self.history.len(), |b| b.index);
+        if current == 0 {
+            return ComposerOutcome::Ignored;
+        }
+        self.browse_to(current - 1);
+        // On the first line, so another press goes further back.
+        self.editor.set_text(&self.recalled(current - 1), Some(0));
+        ComposerOutcome::Changed
+    }
+
+    fn history_next(&mut self) -> ComposerOutcome {
+        let Some(current) = self.browsing.as_ref().map(|b| b.index) else {
+            return ComposerOutcome::Ignored;
+        };
+        self.browse_to(current + 1);
+        let text = self.recalled(current + 1);
+        if current + 1 == self.history.len() {
+            self.browsing = None;
+        }
+        self.editor.set_text(&text, None);
+        ComposerOutcome::Changed
+    }
+
+    /// Files the current text under the entry being left, then moves to `index`.
+    fn browse_to(&mut self, index: usize) {
+        let text = self.editor.text();
+        let history_len = self.history.len();
+        let browsing = self.browsing.get_or_insert_with(|| Browsing {
+            index: history_len,
+            draft: String::new(),
+        });
+        match self.history.get(browsing.index) {
+            None => browsing.draft = text,
+            Some(original) if *original == text => {
+                self.history_edits.remove(&browsing.index);
+            }
+            Some(_) => {
+                self.history_edits.insert(browsing.index, text);
+            }
+        }
+        browsing.index = index;
+    }
+
+    fn recalled(&self, index: usize) -> String {
+        if let Some(edited) = self.history_edits.get(&index) {
+            return edited.clone();
+        }
+        match (self.history.get(index), &self.browsing) {
+            (Some(message), _) => message.clone(),
+            (None, Some(browsing)) => browsing.draft.clone(),
+            (None, None) => String::new(),
+        }
+    }
+
+    fn pending_rows(&self) -> usize {
+        self.pending.len().min(MAX_PENDING_ROWS)
+    }
+
+    /// Top to bottom: pending list, rule, input. A short area keeps one input row
+    /// first, then the rule, then as much of the pending list as fits.
+    fn areas(&self, area: Rect) -> Areas {
+        let wanted = u16::try_from(self.pending_rows()).unwrap_or(u16::MAX);
+        let pending = wanted.min(area.height.saturating_sub(2));
+        let rule = u16::from(area.height > pending + 1);
+        let at = |offset: u16, height: u16| Rect {
+            y: area.y + offset,
+            height,
+            ..area
+        };
+        Areas {
+            pending: at(0, pending),
+            rule: (rule == 1).then(|| at(pending, 1)),
+            input: at(pending + rule, area.height - pending - rule),
+        }
+    }
+
+    fn render_pending(&self, area: Rect, buf: &mut Buffer) {
+        let rows = usize::from(area.height);
+        if rows == 0 {
+            return;
+        }
+        let hidden = self.pending.len().saturating_sub(rows);
+        let mut y = area.y;
+        let width = usize::from(area.width);
+        if hidden > 0 {
+            // The newest messages are the ones likely to be withdrawn: keep them.
+            let summary = format!("  … {} more waiting", hidden + 1);
+            buf.set_stringn(area.x, y, summary, width, self.theme.dim);
+            y += 1;
+        }
+        let shown_count = rows - usize::from(hidden > 0);
+        let shown = &self.pending[self.pending.len().saturating_sub(shown_count)..];
+        for message in shown {
+            let label = match message.kind {
+                PendingKind::Steer => "↳ steer: ",
+                PendingKind::Queued => "⏸ queued: ",
+            };
+            let budget = width.saturating_sub(wrap::text_width(label));
+            let line = format!("{label}{}", one_line(&message.text, budget));
+            buf.set_stringn(area.x, y, line, width, self.theme.dim);
+            y += 1;
+        }
+    }
+
+    fn render_input(&mut self, area: Rect, buf: &mut Buffer) {
+        if area.width <= GUTTER || area.height == 0 {
+            return;
+        }
+        let width = usize::from(area.width - GUTTER);
+        let height = usize::from(area.height);
+        self.text_width = width;
+        let text_x = area.x + GUTTER;
+        if self.editor.is_empty() {
+            buf.set_stringn(area.x, area.y, PROMPT, 2, self.theme.accent);
+            buf.set_stringn(text_x, area.y, PLACEHOLDER, width, self.theme.dim);
+            return;
+        }
+        self.top = self.view_top(width, height);
+        // One row more than fits tells whether there is text below the view.
+        let rows = self.editor.rows_from(self.top, width, height + 1);
+        let lines = self.editor.lines();
+        for (y, (pos, range)) in (area.y..).zip(rows.iter().take(height)) {
+            let more_below = y + 1 == area.bottom() && rows.len() > height;
+            let (gutter, style) = self.gutter(*pos, y == area.y, more_below);
+            buf.set_stringn(area.x, y, gutter, 2, style);
+            let text = lines[pos.line][range.clone()].replace('\t', &" ".repeat(wrap::TAB_WIDTH));
+            buf.set_stringn(text_x, y, text, width, self.theme.text);
+        }
+    }
+
+    /// The prompt on the first row, arrows where rows are scrolled out of view.
+    fn gutter(&self, pos: RowPos, first_visible: bool, more_below: bool) -> (&str, Style) {
+        if pos == RowPos::default() {
+            (PROMPT, self.theme.accent)
+        } else if first_visible {
+            (MORE_ABOVE, self.theme.dim)
+        } else if more_below {
+            (MORE_BELOW, self.theme.dim)
+        } else {
+            ("  ", self.theme.text)
+        }
+    }
+
+    /// The first visible row: last frame's, moved just enough to show the cursor and
+    /// to leave no empty rows below the text.
+    fn view_top(&self, width: usize, height: usize) -> RowPos {
+        let cursor = RowPos {
+            line: self.editor.cursor().0,
+            row: self.editor.cursor_cell(width).0,
+        };
+        let mut top = self.top.min(cursor);
+        if top.line < cursor.line {
+            // Last frame's row may no longer exist after an edit or a resize.
+            top.row = top
+                .row
+                .min(self.editor.row_count(top.line, width).saturating_sub(1));
+        }
+        let cursor_visible = self
+            .editor
+            .rows_from(top, width, height)
+            .iter()
+            .any(|(pos, _)| *pos == cursor);
+        if !cursor_visible {
+            top = self.back(cursor, height - 1, width);
+        }
+        let filled = self.editor.rows_from(top, width, height).len();
+        self.back(top, height - filled, width)
+    }
+
+    /// The row `count` wrapped rows above `pos`, or the very first.
+    fn back(&self, mut pos: RowPos, mut count: usize, width: usize) -> RowPos {
+        while count > 0 {
+            if pos.row > 0 {
+                let step = pos.row.min(count);
+                pos.row -= step;
+                count -= step;
+            } else if pos.line > 0 {
+                pos.line -= 1;
+                pos.row = self.editor.row_count(pos.line, width).saturating_sub(1);
+                count -= 1;
+            } else {
+                break;
+            }
+        }
+        pos
+    }
+}
+
+/// A message as sent: no trailing whitespace, no leading blank lines (indentation of
+/// the first real line is kept; it may be code).
+fn tidy(text: &str) -> &str {
+    let mut rest = text.trim_end();
+    while let Some((first, more)) = rest.split_once('\n') {
+        if !first.trim().is_empty() {
+            break;
+        }
+        rest = more;
+    }
+    rest
+}
+
+/// `text` on one row of at most `max_width` cells: whitespace runs (newlines too)
+/// become one space, and a cut is marked with `…`. Stops reading at the cut, so a huge
+/// message costs one row.
+fn one_line(text: &str, max_width: usize) -> String {
+    let mut out = String::new();
+    let mut used = 0;
+    // (length of `out`, cells used) before each grapheme, to back off for the `…`.
+    let mut marks = Vec::new();
+    let mut space = false;
+    for grapheme in text.trim().graphemes(true) {
+        if is_blank(grapheme) {
+            space = true;
+            continue;
+        }
+        let width = grapheme_width(grapheme) + usize::from(space);
+        if used + width > max_width {
+            while used + 1 > max_width {
+                let Some((len, cells)) = marks.pop() else {
+                    break;
+                };
+                out.truncate(len);
+                used = cells;
+            }
+            out.truncate(out.trim_end().len());
+            out.push('…');
+            return out;
+        }
+        marks.push((out.len(), used));
+        if std::mem::take(&mut space) {
+            out.push(' ');
+        }
+        out.push_str(grapheme);
+        used += width;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

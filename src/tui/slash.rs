@@ -1,0 +1,316 @@
+//! Slash commands typed into the composer (`/help`, `/mode auto`, …): recognizing them
+//! and parsing their arguments.
+//!
+//! Owns: the command names, their arguments and the list the help shows. Does not own:
+//! carrying a command out (the app does).
+//! Invariant: input that is not a command (no leading `/`, a path like `/usr/bin`, or
+//! `//` escaping the slash) is never taken for one, so it is sent as a message.
+
+use crate::policy::ApprovalMode;
+
+/// A command the user typed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SlashCommand {
+    Help,
+    /// `None` asks for the current mode and the choices.
+    Mode(Option<ApprovalMode>),
+    /// `None` asks which model is in use.
+    Model(Option<String>),
+    Clear,
+    Diff,
+    Undo,
+    Quit,
+}
+
+/// One command as the help lists it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CommandInfo {
+    /// Without the slash.
+    pub name: &'static str,
+    /// The arguments in usage syntax; empty when there are none.
+    pub args: &'static str,
+    pub about: &'static str,
+}
+
+pub const COMMANDS: &[CommandInfo] = &[
+    CommandInfo {
+        name: "help",
+        args: "",
+        about: "Show the keys and commands",
+    },
+    CommandInfo {
+        name: "mode",
+        args: "[ask|auto-edit|auto|read-only]",
+        about: "Show or set the approval mode",
+    },
+    CommandInfo {
+        name: "model",
+        args: "[name]",
+        about: "Show or switch the model",
+    },
+    CommandInfo {
+        name: "clear",
+        args: "",
+        about: "Start a new conversation",
+    },
+    CommandInfo {
+        name: "diff",
+        args: "",
+        about: "Show what duet changed in this session",
+    },
+    CommandInfo {
+        name: "undo",
+        args: "",
+        about: "Revert duet's last change",
+    },
+    CommandInfo {
+        name: "quit",
+        args: "",
+        about: "Leave duet",
+    },
+];
+
+/// Reads `input` as a slash command: `None` when it is not one (send it as a
+/// message, through [`unescape`]), `Some(Err(why))` when it is one but wrong.
+pub fn parse(input: &str) -> Option<Result<SlashCommand, String>> {
+    let body = input.strip_prefix('/')?;
+    if body.starts_with('/') {
+        return None;
+    }
+    let body = body.trim_end();
+    let (name, args) = match body.split_once(char::is_whitespace) {
+        Some((name, args)) => (name, args.trim()),
+        None => (body, ""),
+    };
+    // `/usr/bin is empty?` is a message about a path, not a command.
+    if name.contains('/') {
+        return None;
+    }
+    Some(command(name, args))
+}
+
+/// The message to send for input that is not a command: `//text` sends `/text`.
+pub fn unescape(input: &str) -> &str {
+    if input.starts_with("//") {
+        &input[1..]
+    } else {
+        input
+    }
+}
+
+fn command(name: &str, args: &str) -> Result<SlashCommand, String> {
+    let name = name.to_lowercase();
+    let no_args = |command: SlashCommand| {
+        if args.is_empty() {
+            Ok(command)
+        } else {
+            Err(format!("/{name} takes no arguments"))
+        }
+    };
+    match name.as_str() {
+        "" => Err(format!(
+            "type a command after the slash: {}",
+            command_list()
+        )),
+        "help" | "?" => no_args(SlashCommand::Help),
+        "mode" => mode(args),
+        "model" => model(args),
+        "clear" => no_args(SlashCommand::Clear),
+        "diff" => no_args(SlashCommand::Diff),
+        "undo" => no_args(SlashCommand::Undo),
+        "quit" | "exit" => no_args(SlashCommand::Quit),
+        unknown => {
+            let guess = match closest(unknown, COMMANDS.iter().map(|info| info.name)) {
+                Some(name) => format!("; did you mean /{name}?"),
+                None => ".".to_string(),
+            };
+            Err(format!(
+                "unknown command /{unknown}{guess} Commands: {}",
+                command_list()
+            ))
+        }
+    }
+}
+
+fn mode(args: &str) -> Result<SlashCommand, String> {
+    if args.is_empty() {
+        return Ok(SlashCommand::Mode(None));
+    }
+    args.parse()
+        .map(|mode| SlashCommand::Mode(Some(mode)))
+        .map_err(|message| format!("/mode: {message}"))
+}
+
+fn model(args: &str) -> Result<SlashCommand, String> {
+    if args.is_empty() {
+        return Ok(SlashCommand::Model(None));
+    }
+    if args.contains(char::is_whitespace) {
+        return Err("/model takes one model name, like `/model claude-sonnet-4-5`".into());
+    }
+    Ok(SlashCommand::Model(Some(args.to_string())))
+}
+
+fn command_list() -> String {
+    let names: Vec<String> = COMMANDS
+        .iter()
+        .map(|info| format!("/{}", info.name))
+        .collect();
+    format!(
+        "{} (start with // to send a message that begins with a slash)",
+        names.join(", ")
+    )
+}
+
+/// The candidate nearest to `input` by edit distance (a swap of neighbours counts
+/// once), if it is near enough to be a likely typo. Also used for keymap errors.
+pub(crate) fn closest<'a>(
+    input: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let limit = (input.chars().count() / 3).max(1);
+    candidates
+        .into_iter()
+        .map(|candidate| (edit_distance(input, candidate), candidate))
+        .filter(|(distance, _)| *distance <= limit)
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| candidate)
+}
+
+/// Optimal string alignment distance: insertions, deletions, substitutions and
+/// adjacent transpositions each cost one.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let width = b.len() + 1;
+    let mut table = vec![0usize; (a.len() + 1) * width];
+    let at = |i: usize, j: usize| i * width + j;
+    for i in 0..=a.len() {
+        table[at(i, 0)] = i;
+    }
+    for j in 0..=b.len() {
+        table[at(0, j)] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (table[at(i - 1, j)] + 1)
+                .min(table[at(i, j - 1)] + 1)
+                .min(table[at(i - 1, j - 1)] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(table[at(i - 2, j - 2)] + 1);
+            }
+            table[at(i, j)] = best;
+        }
+    }
+    table[at(a.len(), b.len())]
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    fn ok(input: &str) -> SlashCommand {
+        match parse(input) {
+            Some(Ok(command)) => command,
+            other => panic!("{input:?} gave {other:?}"),
+        }
+    }
+
+    fn err(input: &str) -> String {
+        match parse(input) {
+            Some(Err(message)) => message,
+            other => panic!("{input:?} gave {other:?}"),
+        }
+    }
+
+    #[test]
+    fn commands_and_their_arguments() {
+        assert_eq!(ok("/help"), SlashCommand::Help);
+        assert_eq!(ok("/help  \n"), SlashCommand::Help);
+        assert_eq!(ok("/mode"), SlashCommand::Mode(None));
+        assert_eq!(ok("/mode ask"), SlashCommand::Mode(Some(ApprovalMode::Ask)));
+        assert_eq!(
+            ok("/mode  auto-edit"),
+            SlashCommand::Mode(Some(ApprovalMode::AutoEdit))
+        );
+        assert_eq!(
+            ok("/mode auto"),
+            SlashCommand::Mode(Some(ApprovalMode::Auto))
+        );
+        assert_eq!(
+            ok("/mode read-only"),
+            SlashCommand::Mode(Some(ApprovalMode::ReadOnly))
+        );
+        assert_eq!(ok("/model"), SlashCommand::Model(None));
+        assert_eq!(
+            ok("/model gpt-5"),
+            SlashCommand::Model(Some("gpt-5".into()))
+        );
+        assert_eq!(ok("/clear"), SlashCommand::Clear);
+        assert_eq!(ok("/diff"), SlashCommand::Diff);
+        assert_eq!(ok("/undo"), SlashCommand::Undo);
+        assert_eq!(ok("/quit"), SlashCommand::Quit);
+        assert_eq!(ok("/exit"), SlashCommand::Quit);
+        assert_eq!(ok("/QUIT"), SlashCommand::Quit);
+    }
+
+    #[test]
+    fn messages_are_not_commands() {
+        for input in [
+            "hello",
+            " /help",
+            "//help",
+            "/usr/bin is empty?",
+            "",
+            "a /b",
+        ] {
+            assert_eq!(parse(input), None, "{input:?}");
+        }
+        assert_eq!(unescape("//help me"), "/help me");
+        assert_eq!(unescape("/help"), "/help");
+        assert_eq!(unescape("plain"), "plain");
+    }
+
+    #[test]
+    fn errors_name_the_valid_choices() {
+        let message = err("/mode yolo");
+        assert!(message.contains("yolo"), "{message}");
+        assert!(
+            message.contains("ask, auto-edit, auto, read-only"),
+            "{message}"
+        );
+        assert_eq!(err("/clear all"), "/clear takes no arguments");
+        assert!(err("/model a b").contains("one model name"));
+        let message = err("/");
+        assert!(message.contains("/help, /mode, /model"), "{message}");
+    }
+
+    #[test]
+    fn unknown_commands_suggest_the_closest() {
+        let message = err("/hepl");
+        assert!(
+            message.starts_with("unknown command /hepl; did you mean /help?"),
+            "{message}"
+        );
+        assert!(message.contains("//"), "{message}");
+        assert!(err("/mod").contains("did you mean /mode?"));
+        assert!(err("/undoo").contains("did you mean /undo?"));
+        let message = err("/deploy");
+        assert!(!message.contains("did you mean"), "{message}");
+        assert!(message.contains("/quit"), "{message}");
+    }
+
+    #[test]
+    fn closest_prefers_the_nearest_likely_typo() {
+        let names = ["clear_input", "cursor_left", "submit"];
+        assert_eq!(closest("clear_inptu", names), Some("clear_input"));
+        assert_eq!(closest("sbumit", names), Some("submit"));
+        assert_eq!(closest("launch_rocket", names), None);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("ab", "ba"), 1);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+}
