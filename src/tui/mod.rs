@@ -9,4 +9,5 @@
 //! something on screen changed, at most once per frame interval.
 
 pub mod action;
+pub mod review;
 pub mod theme;
