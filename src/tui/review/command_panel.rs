@@ -50,7 +50,9 @@ impl CommandReview {
         let hidden_below = total.saturating_sub(scroll + height);
         let rows = self.rows(area.width, why, theme);
         for (offset, line) in rows.iter().skip(scroll).take(height).enumerate() {
-            let y = area.y + u16::try_from(offset).unwrap_or(u16::MAX);
+            let y = area
+                .y
+                .saturating_add(u16::try_from(offset).unwrap_or(u16::MAX));
             let last = offset + 1 == height;
             if last && hidden_below > 0 {
                 let more = format!("… {} more lines below (scroll to read)", hidden_below + 1);

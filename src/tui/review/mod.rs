@@ -7,9 +7,9 @@
 //! Does not own: keys (the keymap turns them into [`Action`]s and says which hints to
 //! show), running `$EDITOR` (the front end does, see [`ReviewOutcome::OpenEditor`]),
 //! or anything after the decision is sent.
-//! Invariant: every request gets at most one decision, sent when it leaves the front
-//! of the queue by the user's hand; a request the agent closes itself
-//! ([`Event::ApprovalClosed`]) just disappears.
+//! Invariant: every request gets at most one decision: it leaves the queue the moment
+//! the user decides it, and a request the agent closes itself
+//! ([`Event::ApprovalClosed`]) just disappears without one.
 
 mod command_panel;
 mod diff_view;

@@ -458,7 +458,74 @@ fn side_by_side_needs_a_wide_panel() {
         wide.contains("· side by side") && !wide.contains("too narrow"),
         "{wide}"
     );
-    assert!(wide.contains('│'));
+    let paired = wide.lines().find(|row| row.contains(".max_by_key("));
+    assert!(
+        paired.is_some_and(|row| row.contains(".max_by(|a, b|")),
+        "old and new sit on one row:\n{wide}"
+    );
+    // A narrower terminal later falls back to one column until it is wide again.
+    let narrowed = screen_text(&draw(&mut review, 100, 24));
+    assert!(!narrowed.contains("· side by side"), "{narrowed}");
+    assert!(screen_text(&draw(&mut review, 130, 24)).contains("· side by side"));
+}
+
+#[test]
+fn line_endings_that_matter_are_spelled_out() {
+    let mut review = review_with(&[
+        edit_request("e1", "a.txt", Some("keep\nold"), "keep\nnew"),
+        edit_request("e2", "b.txt", Some("x\r\ny\r\n"), "x\r\ny\n"),
+    ]);
+    let first = screen_text(&draw(&mut review, 80, 12));
+    assert!(
+        first.contains("- old (no newline at end of file)"),
+        "{first}"
+    );
+    act(&mut review, &[Action::Apply]);
+    let second = screen_text(&draw(&mut review, 80, 12));
+    assert!(
+        second.contains("- y (CRLF)") && second.contains("+ y (LF)"),
+        "{second}"
+    );
+}
+
+#[test]
+fn a_tall_command_scrolls_and_says_what_is_below() {
+    let script: String = (1..=30).map(|n| format!("echo step {n}\n")).collect();
+    let mut review = review_with(&[command_request("c1", &script)]);
+    let top = screen_text(&draw(&mut review, 60, 12));
+    assert!(
+        top.contains("$ echo step 1") && top.contains("more lines below"),
+        "{top}"
+    );
+    act(&mut review, &[Action::ScrollBottom]);
+    let bottom = screen_text(&draw(&mut review, 60, 12));
+    assert!(bottom.contains("echo step 30") && bottom.contains("in /home/dev/words"));
+    assert!(!bottom.contains("more lines below"), "{bottom}");
+}
+
+#[test]
+fn tiny_areas_draw_without_panicking() {
+    let mut review = review_with(&[three_hunk_request("e1"), command_request("c1", "ls")]);
+    for typing in [false, true] {
+        if typing {
+            act(&mut review, &[Action::RejectWithReason]);
+            type_text(&mut review, "because");
+        }
+        for width in 0..12 {
+            for height in 0..8 {
+                draw(&mut review, width, height);
+                review.handle(Action::PageDown, width);
+                review.handle(Action::NextHunk, width);
+            }
+        }
+    }
+    press(&mut review, KeyCode::Esc);
+    act(&mut review, &[Action::RejectAll]);
+    for width in 0..12 {
+        for height in 0..8 {
+            draw(&mut review, width, height);
+        }
+    }
 }
 
 #[test]
@@ -560,6 +627,11 @@ fn diff_lines_carry_their_meaning_in_colour_and_modifiers() {
         "added lines have a tinted background"
     );
     assert_eq!(buffer[(1, added)].symbol(), "▌", "hunk 1 is selected");
+    let code = &buffer[(u16::try_from(marker_x + 6).unwrap(), added)];
+    assert!(
+        matches!(code.fg, Color::Rgb(..)),
+        "Rust is syntax-coloured: {code:?}"
+    );
     let rejected = row_of(&terminal, ".max_by(|a, b|");
     assert!(
         buffer[(10, rejected)]
