@@ -22,7 +22,7 @@ use crate::tui::theme::Theme;
 
 use super::highlight::FileHighlighter;
 use super::hunk_lines::{ChangeMarks, has_mixed_endings, pair_lines};
-use super::text::{char_width, slice_chars, text_width, wrap_ranges};
+use super::text::{char_width, overlap, slice_chars, text_width, wrap_ranges};
 
 /// How the edit is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -470,18 +470,16 @@ fn pieces_in(runs: &[Run], range: Range<usize>, fill: Style) -> Vec<Piece> {
     let mut offset = 0;
     for run in runs {
         let len = run.text().chars().count();
-        let start = range.start.clamp(offset, offset + len) - offset;
-        let end = range.end.clamp(offset, offset + len) - offset;
-        if start < end {
+        if let Some(local) = overlap(&range, offset, len) {
             pieces.push(match run {
                 Run::Code { side, line, .. } => Piece::Code {
                     side: *side,
                     line: *line,
-                    chars: start..end,
+                    chars: local,
                     fill,
                 },
                 Run::Fixed(span) => {
-                    let part = slice_chars(std::slice::from_ref(span), start..end);
+                    let part = slice_chars(std::slice::from_ref(span), local);
                     let span = part.into_iter().next().unwrap_or_default();
                     Piece::Fixed(on_fill(span, fill))
                 }

@@ -77,7 +77,7 @@ impl FileHighlighter {
     /// The 0-based line `index` as plain display text: exactly the characters
     /// [`Self::line`] styles, without parsing anything. Empty beyond the end.
     pub(super) fn plain(&self, index: usize) -> String {
-        sanitize(strip_terminator(self.raw(index))).into_owned()
+        sanitize(strip_terminator(self.raw(index)))
     }
 
     /// The 0-based line `index`, styled; parses the file down to it the first time.
@@ -140,9 +140,11 @@ fn highlight(state: &mut Option<HighlightLines<'static>>, line: &str) -> StyledL
     }
 }
 
+/// The line without its `\n` or `\r\n` (a lone `\r` is text, as in `crate::diff`).
 fn strip_terminator(text: &str) -> &str {
-    let text = text.strip_suffix('\n').unwrap_or(text);
-    text.strip_suffix('\r').unwrap_or(text)
+    text.strip_suffix("\r\n")
+        .or_else(|| text.strip_suffix('\n'))
+        .unwrap_or(text)
 }
 
 /// Only the foreground: backgrounds belong to the diff (added, removed, plain).
@@ -200,6 +202,14 @@ mod tests {
                 "{path}"
             );
         }
+    }
+
+    #[test]
+    fn only_line_terminators_are_dropped() {
+        let file = FileHighlighter::new("a.txt", "a\rb\r\nend\r".into(), false);
+        assert_eq!(file.len(), 2);
+        assert_eq!(file.plain(0), "a\u{FFFD}b");
+        assert_eq!(file.plain(1), "end\u{FFFD}", "a lone CR is text");
     }
 
     #[test]

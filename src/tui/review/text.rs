@@ -3,11 +3,10 @@
 //! Owns: what a character costs on screen (its display width), turning text from a
 //! file or the model into something safe to draw, and splitting styled spans into rows.
 //! Does not own: what the text means or how it is styled.
-//! Invariant: every row [`wrap_spans`] returns fits the width it was given (a
+//! Invariant: every row [`wrap_ranges`] returns fits the width it was given (a
 //! character wider than the whole row still gets a row of its own, so nothing is lost),
 //! and sanitized text holds no control characters that could move the cursor.
 
-use std::borrow::Cow;
 use std::ops::Range;
 
 use ratatui::text::Span;
@@ -18,9 +17,9 @@ use unicode_width::UnicodeWidthChar;
 const TAB: &str = "    ";
 
 /// `text` with tabs expanded and other control characters shown as `�`.
-pub(super) fn sanitize(text: &str) -> Cow<'static, str> {
+pub(super) fn sanitize(text: &str) -> String {
     if !text.chars().any(char::is_control) {
-        return Cow::Owned(text.to_string());
+        return text.to_string();
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
@@ -30,7 +29,7 @@ pub(super) fn sanitize(text: &str) -> Cow<'static, str> {
             c => out.push(c),
         }
     }
-    Cow::Owned(out)
+    out
 }
 
 pub(super) fn char_width(c: char) -> usize {
@@ -67,10 +66,13 @@ pub(super) fn slice_chars(spans: &[Span<'static>], range: Range<usize>) -> Vec<S
     let mut offset = 0;
     for span in spans {
         let len = span.content.chars().count();
-        let start = range.start.clamp(offset, offset + len) - offset;
-        let end = range.end.clamp(offset, offset + len) - offset;
-        if start < end {
-            let piece: String = span.content.chars().skip(start).take(end - start).collect();
+        if let Some(local) = overlap(&range, offset, len) {
+            let piece: String = span
+                .content
+                .chars()
+                .skip(local.start)
+                .take(local.len())
+                .collect();
             out.push(Span::styled(piece, span.style));
         }
         offset += len;
@@ -79,6 +81,14 @@ pub(super) fn slice_chars(spans: &[Span<'static>], range: Range<usize>) -> Vec<S
         }
     }
     out
+}
+
+/// The part of `range` inside the `len` characters starting at `offset`, relative to
+/// `offset`; `None` when they do not meet.
+pub(super) fn overlap(range: &Range<usize>, offset: usize, len: usize) -> Option<Range<usize>> {
+    let start = range.start.clamp(offset, offset + len) - offset;
+    let end = range.end.clamp(offset, offset + len) - offset;
+    (start < end).then_some(start..end)
 }
 
 /// `spans` split into rows at most `width` cells wide; always at least one row.
