@@ -14,6 +14,7 @@ pub mod frame;
 pub mod help;
 pub mod keymap;
 pub mod pending;
+pub mod review;
 pub mod slash;
 pub mod status;
 pub mod terminal;

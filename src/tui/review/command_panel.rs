@@ -1,0 +1,110 @@
+//! The approval of one shell command: the command exactly as it would run, where it
+//! runs, and which rule asks.
+//!
+//! Owns: wrapping and scrolling the command text, and drawing it.
+//! Does not own: the decision (the queue sends it) or the panel frame.
+//! Invariant: every character of the command can be brought on screen — long commands
+//! wrap, tall ones scroll and say how much is below — so nobody approves text they
+//! could not see.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+use crate::tui::theme::Theme;
+
+use super::text::wrap_text;
+
+pub(super) struct CommandReview {
+    command: String,
+    cwd: String,
+    scroll: usize,
+    /// The rows for the width they were wrapped at.
+    cache: Option<(u16, Vec<Line<'static>>)>,
+}
+
+impl CommandReview {
+    pub(super) fn new(command: &str, cwd: &str) -> Self {
+        Self {
+            command: command.to_string(),
+            cwd: cwd.to_string(),
+            scroll: 0,
+            cache: None,
+        }
+    }
+
+    pub(super) fn command(&self) -> &str {
+        &self.command
+    }
+
+    pub(super) fn scroll_by(&mut self, rows: isize) {
+        // Clamped against the real height when drawn.
+        self.scroll = self.scroll.saturating_add_signed(rows);
+    }
+
+    pub(super) fn render(&mut self, area: Rect, buf: &mut Buffer, why: &str, theme: &Theme) {
+        let height = usize::from(area.height);
+        let total = self.rows(area.width, why, theme).len();
+        self.scroll = self.scroll.min(total.saturating_sub(height));
+        let scroll = self.scroll;
+        let hidden_below = total.saturating_sub(scroll + height);
+        let rows = self.rows(area.width, why, theme);
+        for (offset, line) in rows.iter().skip(scroll).take(height).enumerate() {
+            let y = area
+                .y
+                .saturating_add(u16::try_from(offset).unwrap_or(u16::MAX));
+            let last = offset + 1 == height;
+            if last && hidden_below > 0 {
+                let more = format!("… {} more lines below (scroll to read)", hidden_below + 1);
+                buf.set_line(area.x, y, &Line::styled(more, theme.dim), area.width);
+            } else {
+                buf.set_line(area.x, y, line, area.width);
+            }
+        }
+    }
+
+    fn rows(&mut self, width: u16, why: &str, theme: &Theme) -> &[Line<'static>] {
+        if self
+            .cache
+            .as_ref()
+            .is_some_and(|(cached, _)| *cached != width)
+        {
+            self.cache = None;
+        }
+        let (_, rows) = self
+            .cache
+            .get_or_insert_with(|| (width, layout(&self.command, &self.cwd, why, width, theme)));
+        rows
+    }
+}
+
+/// `why`, a blank row, the command after `$ ` (continuations indented to match), a
+/// blank row, and the directory.
+fn layout(command: &str, cwd: &str, why: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let width = usize::from(width).max(3);
+    let mut rows: Vec<Line<'static>> = wrap_text(why, width)
+        .into_iter()
+        .map(|row| Line::styled(row, theme.dim))
+        .collect();
+    rows.push(Line::default());
+    let command_rows = wrap_text(command, width - 2);
+    let command_rows = if command_rows.is_empty() {
+        vec![String::new()]
+    } else {
+        command_rows
+    };
+    rows.extend(command_rows.into_iter().enumerate().map(|(at, row)| {
+        let lead = if at == 0 { "$ " } else { "  " };
+        Line::from(vec![
+            Span::styled(lead, theme.dim),
+            Span::styled(row, theme.code),
+        ])
+    }));
+    rows.push(Line::default());
+    rows.extend(
+        wrap_text(&format!("in {cwd}"), width)
+            .into_iter()
+            .map(|row| Line::styled(row, theme.dim)),
+    );
+    rows
+}

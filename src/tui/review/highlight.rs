@@ -1,0 +1,220 @@
+//! Syntax colouring of the two sides of a proposed edit.
+//!
+//! Owns: picking a syntect syntax from the file name (or its first line), highlighting
+//! a file line by line on demand, and turning syntect styles into ratatui spans.
+//! Does not own: diff backgrounds, markers or layout (`diff_view`).
+//! Invariant: each line of a file is highlighted at most once per review, in order from
+//! the top (syntect's parse state runs through the file), and only as far down as a
+//! frame has shown; with colour off, or for a syntax syntect does not know, nothing is
+//! parsed at all. A styled line has exactly the characters of its plain text.
+
+use std::ops::Range;
+use std::path::Path;
+use std::sync::LazyLock;
+
+use ratatui::style::{Color, Style};
+use ratatui::text::Span;
+use syntect::easy::HighlightLines;
+use syntect::highlighting::{Theme as SyntectTheme, ThemeSet};
+use syntect::parsing::{SyntaxReference, SyntaxSet};
+
+use super::text::sanitize;
+
+static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(SyntaxSet::load_defaults_newlines);
+static THEMES: LazyLock<ThemeSet> = LazyLock::new(ThemeSet::load_defaults);
+
+/// A dark theme: our added/removed backgrounds are dark too.
+const THEME_NAME: &str = "base16-ocean.dark";
+
+/// Lines longer than this are shown plain: regex-based highlighting of a minified file
+/// would stall the UI, and nobody reads its colours anyway.
+const MAX_HIGHLIGHTED_BYTES: usize = 4_096;
+
+/// One source line as display spans, terminator removed, control characters made
+/// visible and tabs expanded.
+pub(super) type StyledLine = Vec<Span<'static>>;
+
+/// One file (the old or the new side of an edit), highlighted as far as needed.
+pub(super) struct FileHighlighter {
+    source: String,
+    /// Byte range of each line, terminator included.
+    lines: Vec<Range<usize>>,
+    /// The first `highlighted.len()` lines, styled.
+    highlighted: Vec<StyledLine>,
+    /// `None` when not colouring (colour off, unknown syntax, or syntect gave up).
+    state: Option<HighlightLines<'static>>,
+}
+
+impl FileHighlighter {
+    pub(super) fn new(path: &str, source: String, color: bool) -> Self {
+        let state = if color {
+            syntax_for(path, &source).and_then(|syntax| {
+                let theme: &'static SyntectTheme = THEMES.themes.get(THEME_NAME)?;
+                Some(HighlightLines::new(syntax, theme))
+            })
+        } else {
+            None
+        };
+        let mut lines = Vec::new();
+        let mut start = 0;
+        for line in source.split_inclusive('\n') {
+            lines.push(start..start + line.len());
+            start += line.len();
+        }
+        Self {
+            source,
+            lines,
+            highlighted: Vec::new(),
+            state,
+        }
+    }
+
+    /// Lines in the file.
+    pub(super) fn len(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// The 0-based line `index` as plain display text: exactly the characters
+    /// [`Self::line`] styles, without parsing anything. Empty beyond the end.
+    pub(super) fn plain(&self, index: usize) -> String {
+        sanitize(strip_terminator(self.raw(index)))
+    }
+
+    /// The 0-based line `index`, styled; parses the file down to it the first time.
+    pub(super) fn line(&mut self, index: usize) -> &[Span<'static>] {
+        let wanted = index.saturating_add(1).min(self.lines.len());
+        while self.highlighted.len() < wanted {
+            let raw = line_of(&self.source, &self.lines, self.highlighted.len());
+            let styled = highlight(&mut self.state, raw);
+            self.highlighted.push(styled);
+        }
+        self.highlighted.get(index).map_or(&[], Vec::as_slice)
+    }
+
+    fn raw(&self, index: usize) -> &str {
+        line_of(&self.source, &self.lines, index)
+    }
+}
+
+/// Line `index` of `source`, terminator included; empty beyond the end.
+fn line_of<'s>(source: &'s str, lines: &[Range<usize>], index: usize) -> &'s str {
+    lines
+        .get(index)
+        .and_then(|range| source.get(range.clone()))
+        .unwrap_or_default()
+}
+
+/// Highlights one line (fed with its terminator, as syntect's newline syntaxes expect;
+/// the styled text stops before it).
+fn highlight(state: &mut Option<HighlightLines<'static>>, line: &str) -> StyledLine {
+    let content = strip_terminator(line);
+    let plain = || vec![Span::raw(sanitize(content))];
+    let Some(highlighter) = state else {
+        return plain();
+    };
+    if line.len() > MAX_HIGHLIGHTED_BYTES {
+        return plain();
+    }
+    match highlighter.highlight_line(line, &SYNTAXES) {
+        Ok(regions) => {
+            let mut at = 0;
+            let mut spans = Vec::with_capacity(regions.len());
+            for (style, text) in regions {
+                let end = (at + text.len()).min(content.len());
+                if let Some(piece) = content
+                    .get(at.min(end)..end)
+                    .filter(|piece| !piece.is_empty())
+                {
+                    spans.push(Span::styled(sanitize(piece), foreground(style)));
+                }
+                at += text.len();
+            }
+            spans
+        }
+        Err(error) => {
+            // The parse state is unusable after an error; the rest of the file stays plain.
+            tracing::debug!(%error, "syntax highlighting stopped");
+            *state = None;
+            plain()
+        }
+    }
+}
+
+/// The line without its `\n` or `\r\n` (a lone `\r` is text, as in `crate::diff`).
+fn strip_terminator(text: &str) -> &str {
+    text.strip_suffix("\r\n")
+        .or_else(|| text.strip_suffix('\n'))
+        .unwrap_or(text)
+}
+
+/// Only the foreground: backgrounds belong to the diff (added, removed, plain).
+fn foreground(style: syntect::highlighting::Style) -> Style {
+    let color = style.foreground;
+    Style::default().fg(Color::Rgb(color.r, color.g, color.b))
+}
+
+/// The syntax for `path` by extension, then by full file name (`Makefile`), then by the
+/// file's first line (`#!/bin/sh`); `None` for plain text.
+fn syntax_for(path: &str, source: &str) -> Option<&'static SyntaxReference> {
+    let path = Path::new(path);
+    let by_name = |name: Option<&std::ffi::OsStr>| {
+        name.and_then(|name| name.to_str())
+            .and_then(|name| SYNTAXES.find_syntax_by_extension(name))
+    };
+    let first_line = source.lines().next().unwrap_or_default();
+    by_name(path.extension())
+        .or_else(|| by_name(path.file_name()))
+        .or_else(|| SYNTAXES.find_syntax_by_first_line(first_line))
+        .filter(|syntax| syntax.name != "Plain Text")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text_of(line: &StyledLine) -> String {
+        line.iter().map(|span| span.content.as_ref()).collect()
+    }
+
+    #[test]
+    fn rust_is_coloured_and_keeps_its_text() {
+        let mut file =
+            FileHighlighter::new("src/lib.rs", "fn main() {\n\tlet x = 1;\n}\n".into(), true);
+        let line = file.line(1).to_vec();
+        assert_eq!(text_of(&line), "    let x = 1;");
+        assert_eq!(file.plain(1), "    let x = 1;");
+        assert!(
+            line.iter()
+                .any(|span| matches!(span.style.fg, Some(Color::Rgb(..))))
+        );
+        assert_eq!(text_of(&file.line(3).to_vec()), "", "beyond the end");
+        assert_eq!((file.len(), file.plain(3)), (3, String::new()));
+    }
+
+    #[test]
+    fn colour_off_or_unknown_syntax_is_plain() {
+        for (path, color) in [("src/lib.rs", false), ("notes.unknown-ext", true)] {
+            let mut file = FileHighlighter::new(path, "fn main() {}\r\n".into(), color);
+            let line = file.line(0).to_vec();
+            assert_eq!(text_of(&line), "fn main() {}");
+            assert!(
+                line.iter().all(|span| span.style == Style::default()),
+                "{path}"
+            );
+        }
+    }
+
+    #[test]
+    fn only_line_terminators_are_dropped() {
+        let file = FileHighlighter::new("a.txt", "a\rb\r\nend\r".into(), false);
+        assert_eq!(file.len(), 2);
+        assert_eq!(file.plain(0), "a\u{FFFD}b");
+        assert_eq!(file.plain(1), "end\u{FFFD}", "a lone CR is text");
+    }
+
+    #[test]
+    fn a_shebang_picks_the_syntax() {
+        assert!(syntax_for("script", "#!/bin/sh\necho hi\n").is_some());
+        assert!(syntax_for("script", "just words\n").is_none());
+    }
+}
