@@ -17,7 +17,7 @@ use crate::policy::ApprovalMode;
 
 use super::action::{Action, Context};
 use super::composer::{Composer, ComposerOutcome, PendingView};
-use super::help::render_help;
+use super::help::HelpOverlay;
 use super::keymap::Keymap;
 use super::pending::{Pending, PendingKind, Withdrawal};
 use super::review::{ReviewOutcome, ReviewQueue};
@@ -70,14 +70,19 @@ pub struct App {
     interrupting: bool,
     running_tools: usize,
     help_open: bool,
+    help: HelpOverlay,
     quit_armed_at: Option<Instant>,
 }
 
 impl App {
     pub fn new(theme: Theme, keymap: Keymap, agent: AgentHandle, model: String) -> Self {
+        let mut review = ReviewQueue::new(theme.clone());
+        for context in [Context::DiffReview, Context::Approval] {
+            review.set_context_hints(context, hints(&keymap, context));
+        }
         Self {
             transcript: Transcript::new(theme.clone()),
-            review: ReviewQueue::new(theme.clone()),
+            review,
             composer: Composer::new(theme.clone()),
             theme,
             keymap,
@@ -91,6 +96,7 @@ impl App {
             interrupting: false,
             running_tools: 0,
             help_open: false,
+            help: HelpOverlay::default(),
             quit_armed_at: None,
         }
     }
@@ -229,6 +235,7 @@ impl App {
                 Effect::Redraw
             }
             Action::Quit => self.quit(now),
+            _ if self.help.handle(action) => Effect::Redraw,
             _ => Effect::Nothing,
         }
     }
@@ -252,20 +259,25 @@ impl App {
             ComposerOutcome::Submit(text) => self.submit(text),
             ComposerOutcome::Queue(text) => self.queue(text),
             ComposerOutcome::Changed => Effect::Redraw,
+            // Global actions above changed state the screen shows.
             ComposerOutcome::Ignored => Effect::Redraw,
         }
     }
 
     fn submit(&mut self, text: String) -> Effect {
-        if let Some(parsed) = slash::parse(&text) {
-            return match parsed {
-                Ok(command) => self.slash(command),
-                Err(message) => {
-                    self.notice(&message, NoticeKind::Error);
-                    Effect::Redraw
-                }
-            };
+        let Some(parsed) = slash::parse(&text) else {
+            return self.send_message(slash::unescape(&text).to_string());
+        };
+        match parsed {
+            Ok(command) => self.slash(command),
+            Err(message) => {
+                self.notice(&message, NoticeKind::Error);
+                Effect::Redraw
+            }
         }
+    }
+
+    fn send_message(&mut self, text: String) -> Effect {
         if self.turn_running {
             self.pending.push(text.clone(), PendingKind::Steer);
             self.send(Command::UserMessage { text });
@@ -442,7 +454,7 @@ impl App {
         .areas(area);
         let buf = frame.buffer_mut();
         if self.help_open {
-            render_help(&self.keymap, &self.theme, main, buf);
+            self.help.render(&self.keymap, &self.theme, main, buf);
         } else if self.review.is_open() {
             self.review.render(main, buf);
         } else {
@@ -504,4 +516,13 @@ fn next_mode(mode: ApprovalMode) -> ApprovalMode {
     let all = ApprovalMode::ALL;
     let index = all.iter().position(|m| *m == mode).unwrap_or(0);
     all[(index + 1) % all.len()]
+}
+
+/// The key hints a panel shows: every binding of `context`, described by the keymap.
+fn hints(keymap: &Keymap, context: Context) -> Vec<(String, String)> {
+    keymap
+        .bindings(context)
+        .into_iter()
+        .map(|(key, action)| (key, keymap.description(context, action).to_string()))
+        .collect()
 }
