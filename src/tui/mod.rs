@@ -10,3 +10,4 @@
 
 pub mod action;
 pub mod theme;
+pub mod transcript;
