@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use ratatui::style::Modifier;
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::stream::MarkdownDoc;
@@ -34,40 +34,45 @@ pub enum ThinkingView {
     Collapsed,
 }
 
+/// The user's display toggles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ViewOptions {
+    /// Finished tool cards show their bodies (diff, output tail, details, checks).
+    pub expand_cards: bool,
+    pub thinking: ThinkingView,
+}
+
+impl Default for ViewOptions {
+    fn default() -> Self {
+        Self {
+            expand_cards: true,
+            thinking: ThinkingView::Auto,
+        }
+    }
+}
+
 /// What rows depend on besides a cell's own content.
 pub struct Ctx<'a> {
     pub width: u16,
     pub theme: &'a Theme,
-    pub expand_cards: bool,
-    pub thinking: ThinkingView,
+    pub options: ViewOptions,
 }
 
 pub enum Cell {
     User(TextCell),
     Notice(TextCell),
-    Assistant(AssistantCell),
+    Assistant(Box<AssistantCell>),
     Thinking(ThinkingCell),
     Tool(Box<ToolCard>),
 }
 
 impl Cell {
     pub fn user(text: &str, theme: &Theme) -> Self {
-        let marker = [Span::styled("› ", theme.user)];
-        let indent = [Span::raw("  ")];
-        let lines = text
-            .lines()
-            .enumerate()
-            .map(|(index, line)| {
-                let first: &[Span<'static>] = if index == 0 { &marker } else { &indent };
-                LogicalLine::styled(line, theme.user).with_gutter(first, &indent)
-            })
-            .collect::<Vec<_>>();
-        let lines = if lines.is_empty() {
-            vec![LogicalLine::blank().with_gutter(&marker, &indent)]
-        } else {
-            lines
-        };
-        Cell::User(TextCell::new(lines))
+        Cell::User(TextCell::marked(
+            text,
+            Span::styled("› ", theme.user),
+            theme.user,
+        ))
     }
 
     pub fn notice(text: &str, kind: NoticeKind, theme: &Theme) -> Self {
@@ -76,23 +81,13 @@ impl Cell {
             NoticeKind::Warning => ("! ", theme.warning),
             NoticeKind::Error => ("✗ ", theme.error),
         };
-        let first = [Span::styled(mark, style)];
-        let indent = [Span::raw("  ")];
-        let lines = text
-            .lines()
-            .enumerate()
-            .map(|(index, line)| {
-                let lead: &[Span<'static>] = if index == 0 { &first } else { &indent };
-                LogicalLine::styled(line, style).with_gutter(lead, &indent)
-            })
-            .collect();
-        Cell::Notice(TextCell::new(lines))
+        Cell::Notice(TextCell::marked(text, Span::styled(mark, style), style))
     }
 
     /// The number of rows in `ctx` (independent of the clock).
     pub fn height(&mut self, ctx: &Ctx<'_>) -> usize {
         match self {
-            Cell::Tool(card) => card.height(ctx.width, ctx.expand_cards, ctx.theme),
+            Cell::Tool(card) => card.height(ctx.width, ctx.options.expand_cards, ctx.theme),
             cell => cell.rows(ctx, None).len(),
         }
     }
@@ -104,7 +99,7 @@ impl Cell {
             Cell::User(cell) | Cell::Notice(cell) => cell.rows(ctx.width),
             Cell::Assistant(cell) => cell.rows(ctx.width),
             Cell::Thinking(cell) => cell.rows(ctx),
-            Cell::Tool(card) => card.rows(ctx.width, ctx.expand_cards, ctx.theme, now),
+            Cell::Tool(card) => card.rows(ctx.width, ctx.options.expand_cards, ctx.theme, now),
         }
     }
 
@@ -130,7 +125,17 @@ pub struct TextCell {
 }
 
 impl TextCell {
-    fn new(lines: Vec<LogicalLine>) -> Self {
+    /// `text` in `style`, its first line after `mark`, the others indented under it.
+    fn marked(text: &str, mark: Span<'static>, style: Style) -> Self {
+        let indent = [Span::raw(" ".repeat(mark.width()))];
+        let mut lines: Vec<LogicalLine> = text
+            .lines()
+            .map(|line| LogicalLine::styled(line, style).with_gutter(&indent, &indent))
+            .collect();
+        match lines.first_mut() {
+            Some(first) => first.first = vec![mark],
+            None => lines.push(LogicalLine::blank().with_gutter(&[mark], &indent)),
+        }
         Self { lines, cache: None }
     }
 
@@ -244,7 +249,7 @@ pub struct ThinkingCell {
     dirty: bool,
     expanded_rows: Incremental,
     collapsed: Option<(u16, usize, Line<'static>)>,
-    style: ratatui::style::Style,
+    style: Style,
 }
 
 impl ThinkingCell {
@@ -303,7 +308,7 @@ impl ThinkingCell {
     }
 
     fn rows(&mut self, ctx: &Ctx<'_>) -> &[Line<'static>] {
-        if self.is_expanded(ctx.thinking) {
+        if self.is_expanded(ctx.options.thinking) {
             if !std::mem::take(&mut self.dirty) && self.expanded_rows.width == ctx.width {
                 return &self.expanded_rows.rows;
             }

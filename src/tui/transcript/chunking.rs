@@ -59,6 +59,7 @@ impl ChunkPolicy {
         }
     }
 
+    #[cfg(test)]
     pub fn pace(&self) -> Pace {
         self.pace
     }

@@ -192,3 +192,55 @@ fn ansi(index: u8) -> Color {
         other => Color::Indexed(other),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    #[test]
+    fn every_rule_selector_parses() {
+        assert_eq!(PALETTE_THEME.scopes.len(), RULES.len());
+    }
+
+    #[test]
+    fn info_strings_name_the_language_by_their_first_word() {
+        let theme = Theme::new(true);
+        for info in ["rust", "rs", "rust,ignore", "rust title=\"x\"", "Rust"] {
+            let mut code = CodeHighlighter::new(info, &theme);
+            let spans = code.line("fn main() {}");
+            assert_eq!(spans[0].style.fg, Some(Color::Magenta), "{info}");
+        }
+    }
+
+    #[test]
+    fn state_carries_across_lines() {
+        let mut code = CodeHighlighter::new("rust", &Theme::new(true));
+        code.line("/* a comment");
+        let inside = code.line("still comment */ fn");
+        assert_eq!(inside[0].content, "still comment ");
+        assert_eq!(inside[0].style.fg, Some(Color::DarkGray));
+    }
+
+    #[test]
+    fn plain_without_colour_or_language() {
+        let mono = Theme::new(false);
+        let mut code = CodeHighlighter::new("rust", &mono);
+        assert_eq!(
+            code.line("let x = 1;"),
+            vec![Span::styled("let x = 1;", mono.code)]
+        );
+        let colour = Theme::new(true);
+        let mut unknown = CodeHighlighter::new("", &colour);
+        assert_eq!(unknown.line("x"), vec![Span::styled("x", colour.code)]);
+    }
+
+    #[test]
+    fn no_background_is_ever_set() {
+        let mut code = CodeHighlighter::new("python", &Theme::new(true));
+        for span in code.line("def f(x): return \"s\" + 1  # note") {
+            assert_eq!(span.style.bg, None, "{span:?}");
+        }
+    }
+}

@@ -26,7 +26,7 @@ enum Escape {
     /// Inside `ESC ] …` up to BEL or `ESC \`.
     Osc,
     /// ESC seen inside an OSC string.
-    OscEscape,
+    OscSawEsc,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -69,10 +69,10 @@ impl LiveOutput {
             (Escape::Csi, '\u{40}'..='\u{7e}') => Escape::None,
             (Escape::Csi, _) => Escape::Csi,
             (Escape::Osc, '\u{7}') => Escape::None,
-            (Escape::Osc, '\u{1b}') => Escape::OscEscape,
+            (Escape::Osc, '\u{1b}') => Escape::OscSawEsc,
             (Escape::Osc, _) => Escape::Osc,
-            (Escape::OscEscape, '\\') => Escape::None,
-            (Escape::OscEscape, _) => Escape::Osc,
+            (Escape::OscSawEsc, '\\') => Escape::None,
+            (Escape::OscSawEsc, _) => Escape::Osc,
         };
     }
 

@@ -18,6 +18,7 @@ mod markdown;
 mod scroll;
 mod stream;
 mod tool_card;
+mod view;
 mod wrap;
 
 #[cfg(test)]
@@ -26,21 +27,17 @@ mod tests;
 use std::collections::HashMap;
 use std::time::Instant;
 
-use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
-use ratatui::text::{Line, Span};
-
-use self::cell::{AssistantCell, Cell, Ctx, ThinkingCell};
-use self::scroll::{HeightIndex, Scroll};
+use self::cell::{AssistantCell, Cell, ThinkingCell, ThinkingView, ViewOptions};
+use self::scroll::Scroll;
 use self::stream::TextStream;
 use self::tool_card::ToolCard;
+use self::view::Layout;
 use crate::agent::{Event, TurnOutcome};
 use crate::provider::StopReason;
 use crate::tui::action::Action;
 use crate::tui::theme::Theme;
 
-pub use self::cell::{NoticeKind, ThinkingView};
-pub use self::chunking::{ChunkPolicy, Pace};
+pub use self::cell::NoticeKind;
 
 struct Entry {
     cell: Cell,
@@ -56,21 +53,6 @@ struct ActiveText {
     stream: TextStream,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct LayoutKey {
-    width: u16,
-    expand_cards: bool,
-    thinking: ThinkingView,
-}
-
-#[derive(Default)]
-struct Layout {
-    heights: HeightIndex,
-    /// What the heights were measured for; `None` forces measuring every cell.
-    key: Option<LayoutKey>,
-    dirty: Vec<usize>,
-}
-
 pub struct Transcript {
     theme: Theme,
     cells: Vec<Entry>,
@@ -81,8 +63,7 @@ pub struct Transcript {
     step_edits: Vec<usize>,
     text: Option<ActiveText>,
     thinking: Option<usize>,
-    expand_cards: bool,
-    thinking_view: ThinkingView,
+    options: ViewOptions,
     layout: Layout,
     scroll: Scroll,
     /// The size of the last render: scrolling between renders works in it.
@@ -103,8 +84,7 @@ impl Transcript {
             step_edits: Vec::new(),
             text: None,
             thinking: None,
-            expand_cards: true,
-            thinking_view: ThinkingView::Auto,
+            options: ViewOptions::default(),
             layout: Layout::default(),
             scroll: Scroll::default(),
             viewport: (0, 0),
@@ -211,18 +191,18 @@ impl Transcript {
             Action::ScrollTop => {
                 self.sync_layout();
                 let height = usize::from(self.viewport.1);
-                self.scroll.to_top(&self.layout.heights, height);
+                self.scroll.jump_to_top(&self.layout.heights, height);
             }
-            Action::ScrollBottom => self.scroll.to_bottom(),
+            Action::ScrollBottom => self.scroll.follow_bottom(),
             Action::ToggleThinking => {
-                self.thinking_view = match self.thinking_view {
+                self.options.thinking = match self.options.thinking {
                     // Mid-stream the user wants it out of the way; afterwards, to read it.
                     ThinkingView::Auto if self.thinking.is_some() => ThinkingView::Collapsed,
                     ThinkingView::Auto | ThinkingView::Collapsed => ThinkingView::Expanded,
                     ThinkingView::Expanded => ThinkingView::Collapsed,
                 };
             }
-            Action::ToggleCards => self.expand_cards = !self.expand_cards,
+            Action::ToggleCards => self.options.expand_cards = !self.options.expand_cards,
             _ => return false,
         }
         true
@@ -250,80 +230,12 @@ impl Transcript {
         text.into_iter().chain(spinners).min()
     }
 
-    pub fn render(&mut self, area: Rect, buf: &mut Buffer, now: Instant) {
-        let area = area.intersection(buf.area);
-        if area.is_empty() {
-            return;
-        }
-        self.viewport = (area.width, area.height);
-        self.drawn_at = Some(now);
-        self.sync_layout();
-        for y in area.top()..area.bottom() {
-            for x in area.left()..area.right() {
-                buf[(x, y)].reset();
-            }
-        }
-        let height = usize::from(area.height);
-        let top = self.scroll.top(&self.layout.heights, height);
-        let ctx = Ctx {
-            width: area.width,
-            theme: &self.theme,
-            expand_cards: self.expand_cards,
-            thinking: self.thinking_view,
-        };
-        let mut y = 0;
-        let mut position = self.layout.heights.locate(top);
-        while let Some((index, offset)) = position {
-            let Some(entry) = self.cells.get_mut(index) else {
-                break;
-            };
-            let gap = entry.gap;
-            let rows = entry.cell.rows(&ctx, Some(now));
-            for slot in offset..gap + rows.len() {
-                if y >= height {
-                    break;
-                }
-                if let Some(row) = slot.checked_sub(gap).and_then(|row| rows.get(row)) {
-                    buf.set_line(area.x, area.y + y as u16, row, area.width);
-                }
-                y += 1;
-            }
-            position = (y < height).then_some((index + 1, 0));
-        }
-        if let Some(hint) = self.scroll.indicator(&self.layout.heights, height) {
-            draw_indicator(&hint, area, buf, &self.theme);
-        }
-    }
-
     /// Forgets everything shown (a new conversation). Toggles are kept.
     pub fn clear(&mut self) {
         *self = Self {
-            expand_cards: self.expand_cards,
-            thinking_view: self.thinking_view,
+            options: self.options,
             ..Self::new(self.theme.clone())
         };
-    }
-
-    /// The rows, at `width`, of the cells finished since the last call, in order. A
-    /// cell is handed out only once every cell before it is finished, so printing the
-    /// result keeps the transcript's order.
-    pub fn take_finished(&mut self, width: u16) -> Vec<Line<'static>> {
-        let ctx = Ctx {
-            width: width.max(1),
-            theme: &self.theme,
-            expand_cards: self.expand_cards,
-            thinking: self.thinking_view,
-        };
-        let mut out = Vec::new();
-        while let Some(entry) = self.cells.get_mut(self.taken) {
-            if !entry.cell.is_finished() {
-                break;
-            }
-            out.extend(std::iter::repeat_n(Line::default(), entry.gap));
-            out.extend(entry.cell.rows(&ctx, None).iter().cloned());
-            self.taken += 1;
-        }
-        out
     }
 
     /// Whether the view follows new output (false after the user scrolled up).
@@ -359,7 +271,7 @@ impl Transcript {
         let active = match self.text.take() {
             Some(active) => active,
             None => ActiveText {
-                cell: self.push_cell(Cell::Assistant(AssistantCell::new(&self.theme))),
+                cell: self.push_cell(Cell::Assistant(Box::new(AssistantCell::new(&self.theme)))),
                 stream: TextStream::default(),
             },
         };
@@ -535,72 +447,4 @@ impl Transcript {
                 None => card.is_animated(),
             })
     }
-
-    fn scroll_by(&mut self, delta: isize) {
-        self.sync_layout();
-        let height = usize::from(self.viewport.1);
-        self.scroll.scroll_by(&self.layout.heights, height, delta);
-    }
-
-    /// Brings the heights up to date for the last viewport: every cell after a resize
-    /// or a toggle, otherwise only the cells that changed and the new ones.
-    fn sync_layout(&mut self) {
-        let width = self.viewport.0;
-        if width == 0 {
-            return;
-        }
-        let key = LayoutKey {
-            width,
-            expand_cards: self.expand_cards,
-            thinking: self.thinking_view,
-        };
-        let ctx = Ctx {
-            width,
-            theme: &self.theme,
-            expand_cards: self.expand_cards,
-            thinking: self.thinking_view,
-        };
-        let layout = &mut self.layout;
-        if layout.key != Some(key) {
-            layout.heights.clear();
-            layout.dirty.clear();
-            for entry in &mut self.cells {
-                entry.dirty = false;
-                layout.heights.push(entry.gap + entry.cell.height(&ctx));
-            }
-            layout.key = Some(key);
-        }
-        for index in std::mem::take(&mut layout.dirty) {
-            let Some(entry) = self.cells.get_mut(index) else {
-                continue;
-            };
-            entry.dirty = false;
-            if index < layout.heights.len() {
-                let grew = layout
-                    .heights
-                    .set(index, entry.gap + entry.cell.height(&ctx));
-                self.scroll.grew(index, grew.max(0).unsigned_abs());
-            }
-        }
-        for index in layout.heights.len()..self.cells.len() {
-            let entry = &mut self.cells[index];
-            entry.dirty = false;
-            let height = entry.gap + entry.cell.height(&ctx);
-            layout.heights.push(height);
-            self.scroll.grew(index, height);
-        }
-        self.scroll.clamp(self.cells.len());
-    }
-}
-
-/// The "new lines" hint, over the bottom row at the right.
-fn draw_indicator(hint: &str, area: Rect, buf: &mut Buffer, theme: &Theme) {
-    let y = area.bottom() - 1;
-    for x in area.left()..area.right() {
-        buf[(x, y)].reset();
-    }
-    let text = format!(" {hint} ");
-    let line = wrap::truncate(&[Span::styled(text, theme.selected)], area.width);
-    let x = area.right().saturating_sub(line.width() as u16);
-    buf.set_line(x, y, &line, area.width);
 }

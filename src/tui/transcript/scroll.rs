@@ -150,21 +150,21 @@ impl Scroll {
             .saturating_add_signed(delta)
             .min(last_top);
         if top >= last_top {
-            self.to_bottom();
+            self.follow_bottom();
         } else {
             self.pin_at(index, top);
         }
     }
 
-    pub fn to_top(&mut self, index: &HeightIndex, height: usize) {
+    pub fn jump_to_top(&mut self, index: &HeightIndex, height: usize) {
         if index.total() <= height {
-            self.to_bottom();
+            self.follow_bottom();
         } else {
             self.pin_at(index, 0);
         }
     }
 
-    pub fn to_bottom(&mut self) {
+    pub fn follow_bottom(&mut self) {
         self.anchor = Anchor::Bottom;
         self.unseen = 0;
     }
@@ -209,7 +209,7 @@ impl Scroll {
     pub fn clamp(&mut self, cells: usize) {
         if let Anchor::Pinned { cell, .. } = self.anchor {
             if cell >= cells {
-                self.to_bottom();
+                self.follow_bottom();
             }
         }
     }
@@ -280,7 +280,7 @@ mod tests {
             scroll.indicator(&index, 5).as_deref(),
             Some("↓ 6 new lines")
         );
-        scroll.to_bottom();
+        scroll.follow_bottom();
         assert_eq!(scroll.indicator(&index, 5), None);
     }
 
@@ -307,7 +307,7 @@ mod tests {
         let mut scroll = Scroll::default();
         scroll.scroll_by(&index, 10, -3);
         assert!(scroll.is_following());
-        scroll.to_top(&index, 10);
+        scroll.jump_to_top(&index, 10);
         assert!(scroll.is_following());
     }
 }

@@ -408,3 +408,61 @@ pub fn elapsed(duration: Duration) -> String {
         format!("{}m {:02}s", secs / 60, secs % 60)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    fn texts(rows: &[Line<'static>]) -> Vec<String> {
+        rows.iter().map(Line::to_string).collect()
+    }
+
+    #[test]
+    fn elapsed_reads_in_seconds_then_minutes() {
+        assert_eq!(elapsed(Duration::from_millis(7_900)), "7s");
+        assert_eq!(elapsed(Duration::from_secs(125)), "2m 05s");
+    }
+
+    #[test]
+    fn long_diffs_are_capped() {
+        let theme = Theme::new(false);
+        let start = Instant::now();
+        let mut card = ToolCard::new("write", start);
+        card.ready("write", r#"{"path":"big.txt"}"#);
+        let added: String = (0..30).map(|n| format!("+line {n}\n")).collect();
+        card.edit_proposed(&format!(
+            "--- /dev/null\n+++ b/big.txt\n@@ -0,0 +1,30 @@\n{added}"
+        ));
+        let rows = texts(card.rows(40, true, &theme, Some(start)));
+        assert_eq!(rows.len(), 1 + DIFF_ROWS + 1);
+        assert_eq!(rows[1], "  @@ -0,0 +1,30 @@");
+        assert_eq!(rows[DIFF_ROWS + 1], "  … 19 more diff lines");
+        assert_eq!(
+            card.height(40, false, &theme),
+            1,
+            "collapsed: the header alone"
+        );
+    }
+
+    #[test]
+    fn height_does_not_depend_on_the_clock() {
+        let theme = Theme::new(false);
+        let start = Instant::now();
+        let mut card = ToolCard::new("shell", start);
+        card.ready("shell", r#"{"command":"make"}"#);
+        card.run_begin(start);
+        card.output("building\n");
+        let early = card.rows(40, true, &theme, Some(start)).len();
+        let late = card
+            .rows(40, true, &theme, Some(start + Duration::from_secs(90)))
+            .to_vec();
+        assert_eq!(early, late.len());
+        assert_eq!(
+            late[0].to_string(),
+            format!("{:<34}1m 30s", "⠴ shell $ make")
+        );
+        assert_eq!(card.height(40, true, &theme), late.len());
+    }
+}
