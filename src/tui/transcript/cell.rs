@@ -152,22 +152,28 @@ impl TextCell {
 /// ones (a still-changing tail) every time.
 #[derive(Default)]
 struct Incremental {
-    width: u16,
+    /// The width `rows` were wrapped at; `None` before the first update.
+    width: Option<u16>,
     stable_lines: usize,
     stable_rows: usize,
     rows: Vec<Line<'static>>,
 }
 
 impl Incremental {
+    /// Whether the rows were made at `width` and nothing `changed` since.
+    fn is_fresh(&self, width: u16, changed: bool) -> bool {
+        !changed && self.width == Some(width)
+    }
+
     fn update<'a>(
         &mut self,
         width: u16,
         stable: &[LogicalLine],
         volatile: impl IntoIterator<Item = &'a LogicalLine>,
     ) -> &[Line<'static>] {
-        if width != self.width || stable.len() < self.stable_lines {
+        if self.width != Some(width) || stable.len() < self.stable_lines {
             *self = Self {
-                width,
+                width: Some(width),
                 ..Self::default()
             };
         }
@@ -202,10 +208,7 @@ impl AssistantCell {
             preview: String::new(),
             finished: false,
             dirty: true,
-            rows: Incremental {
-                width: u16::MAX,
-                ..Incremental::default()
-            },
+            rows: Incremental::default(),
         }
     }
 
@@ -214,11 +217,14 @@ impl AssistantCell {
         self.dirty = true;
     }
 
-    pub fn set_preview(&mut self, partial: &str) {
-        if self.preview != partial {
-            self.preview = partial.to_string();
-            self.dirty = true;
+    /// Shows `partial` as the line being received; true when that changed anything.
+    pub fn set_preview(&mut self, partial: &str) -> bool {
+        if self.preview == partial {
+            return false;
         }
+        self.preview = partial.to_string();
+        self.dirty = true;
+        true
     }
 
     pub fn finish(&mut self) {
@@ -229,7 +235,8 @@ impl AssistantCell {
     }
 
     fn rows(&mut self, width: u16) -> &[Line<'static>] {
-        if !std::mem::take(&mut self.dirty) && self.rows.width == width {
+        let changed = std::mem::take(&mut self.dirty);
+        if self.rows.is_fresh(width, changed) {
             return &self.rows.rows;
         }
         let preview = self.doc.preview(&self.preview);
@@ -261,10 +268,7 @@ impl ThinkingCell {
             partial: String::new(),
             streaming: true,
             dirty: true,
-            expanded_rows: Incremental {
-                width: u16::MAX,
-                ..Incremental::default()
-            },
+            expanded_rows: Incremental::default(),
             collapsed: None,
             style: theme.dim.add_modifier(Modifier::ITALIC),
         }
@@ -289,14 +293,18 @@ impl ThinkingCell {
     }
 
     /// Lines of thinking (the incomplete one included).
-    pub fn line_count(&self) -> usize {
+    fn line_count(&self) -> usize {
         self.lines.len() - 1 + usize::from(!self.partial.is_empty())
     }
 
     fn push_line(&mut self, text: &str) {
+        let line = self.line(text);
+        self.lines.push(line);
+    }
+
+    fn line(&self, text: &str) -> LogicalLine {
         let indent = [Span::raw("  ")];
-        self.lines
-            .push(LogicalLine::styled(text, self.style).with_gutter(&indent, &indent));
+        LogicalLine::styled(text, self.style).with_gutter(&indent, &indent)
     }
 
     fn is_expanded(&self, view: ThinkingView) -> bool {
@@ -309,13 +317,11 @@ impl ThinkingCell {
 
     fn rows(&mut self, ctx: &Ctx<'_>) -> &[Line<'static>] {
         if self.is_expanded(ctx.options.thinking) {
-            if !std::mem::take(&mut self.dirty) && self.expanded_rows.width == ctx.width {
+            let changed = std::mem::take(&mut self.dirty);
+            if self.expanded_rows.is_fresh(ctx.width, changed) {
                 return &self.expanded_rows.rows;
             }
-            let indent = [Span::raw("  ")];
-            let partial = (!self.partial.is_empty()).then(|| {
-                LogicalLine::styled(self.partial.clone(), self.style).with_gutter(&indent, &indent)
-            });
+            let partial = (!self.partial.is_empty()).then(|| self.line(&self.partial));
             return self
                 .expanded_rows
                 .update(ctx.width, &self.lines, partial.iter());

@@ -61,9 +61,9 @@ const RULES: &[(&str, u8, FontStyle)] = &[
         5,
         FontStyle::empty(),
     ),
-    ("keyword.operator, punctuation", 0xFF, FontStyle::empty()),
+    ("keyword.operator", 0xFF, FontStyle::empty()),
     (
-        "entity.name.function, support.function, meta.function-call, support.macro, \
+        "entity.name.function, support.function, variable.function, support.macro, \
          entity.name.tag",
         4,
         FontStyle::empty(),

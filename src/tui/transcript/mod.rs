@@ -286,13 +286,16 @@ impl Transcript {
         let lines = active.stream.reveal(now);
         let index = active.cell;
         let partial = active.stream.visible_partial().to_string();
+        let mut preview_changed = false;
         if let Some(Cell::Assistant(cell)) = self.cells.get_mut(index).map(|e| &mut e.cell) {
             for line in &lines {
                 cell.push_line(line);
             }
-            cell.set_preview(&partial);
+            preview_changed = cell.set_preview(&partial);
         }
-        self.touch(index);
+        if preview_changed || !lines.is_empty() {
+            self.touch(index);
+        }
         !lines.is_empty()
     }
 
