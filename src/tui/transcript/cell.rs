@@ -12,7 +12,7 @@ use std::time::Instant;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use super::stream::MarkdownDoc;
+use super::stream::{MarkdownDoc, split_lines};
 use super::tool_card::ToolCard;
 use super::wrap::{self, LogicalLine};
 use crate::tui::theme::Theme;
@@ -276,11 +276,9 @@ impl ThinkingCell {
 
     pub fn push(&mut self, text: &str) {
         self.dirty = true;
-        self.partial.push_str(text);
-        while let Some(end) = self.partial.find('\n') {
-            let line: String = self.partial.drain(..=end).collect();
-            self.push_line(line.trim_end_matches(['\n', '\r']));
-        }
+        let mut partial = std::mem::take(&mut self.partial);
+        split_lines(&mut partial, text, |line| self.push_line(&line));
+        self.partial = partial;
     }
 
     pub fn end(&mut self) {

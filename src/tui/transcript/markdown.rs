@@ -287,21 +287,22 @@ impl<'t> Renderer<'t> {
         (first, rest)
     }
 
-    fn line_mut(&mut self) -> &mut LogicalLine {
-        if self.line.is_none() {
-            let (first, rest) = self.prefixes(true);
-            self.line = Some(LogicalLine {
-                first,
-                rest,
-                ..LogicalLine::blank()
-            });
-        }
-        // Just filled when it was empty.
-        self.line.get_or_insert_with(LogicalLine::blank)
-    }
-
+    /// Adds `span` to the line in progress, starting a line (with its prefixes) if
+    /// none is.
     fn push_span(&mut self, span: Span<'static>) {
-        self.line_mut().spans.push(span);
+        let mut line = match self.line.take() {
+            Some(line) => line,
+            None => {
+                let (first, rest) = self.prefixes(true);
+                LogicalLine {
+                    first,
+                    rest,
+                    ..LogicalLine::blank()
+                }
+            }
+        };
+        line.spans.push(span);
+        self.line = Some(line);
     }
 
     fn finish_line(&mut self) {

@@ -8,6 +8,18 @@
 //! Invariant: per frame, work is bounded by what is visible plus what changed: cells
 //! cache their wrapped rows per width, heights live in a Fenwick tree, and only cells
 //! marked dirty are measured again. A resize or a toggle re-measures every cell once.
+//!
+//! Choices worth knowing:
+//! - Streamed text is committed line by line; the line still arriving is shown raw
+//!   (not parsed) once everything before it is revealed, then rendered as markdown in
+//!   place when its line break comes (`stream.rs`). Turn end, a tool call, a new step
+//!   or a user message reveal everything pending at once.
+//! - Long code lines wrap at the column, continuation rows marked `↪` (`wrap.rs`).
+//! - A notice pushed while a reply streams goes below it; the reply keeps growing above.
+//! - Thinking is shown while it streams and collapsed to `▸ thinking (N lines)` once it
+//!   ends; ToggleThinking then switches all blocks between expanded and collapsed.
+//! - Tool cards are expanded by default; ToggleCards collapses finished cards to their
+//!   header and result line. Running cards always show their live output tail.
 
 mod call_summary;
 mod cell;

@@ -39,12 +39,8 @@ pub struct TextStream {
 impl TextStream {
     /// Takes a delta; complete lines join the queue.
     pub fn push(&mut self, text: &str) {
-        self.partial.push_str(text);
-        while let Some(end) = self.partial.find('\n') {
-            let line: String = self.partial.drain(..=end).collect();
-            let line = line.trim_end_matches('\n').trim_end_matches('\r');
-            self.queue.push_back(line.to_string());
-        }
+        let queue = &mut self.queue;
+        split_lines(&mut self.partial, text, |line| queue.push_back(line));
     }
 
     /// The lines the chunking policy lets through at `now`.
@@ -79,6 +75,25 @@ impl TextStream {
 
     pub fn next_deadline(&self, now: Instant) -> Option<Instant> {
         self.policy.next_deadline(self.queue.len(), now)
+    }
+}
+
+/// Appends `text` to the incomplete line `partial`, handing every line it completes
+/// (without its `\n` or `\r\n`) to `complete`. Linear in `text`, however many lines
+/// one delta holds.
+pub fn split_lines(partial: &mut String, text: &str, mut complete: impl FnMut(String)) {
+    for piece in text.split_inclusive('\n') {
+        match piece.strip_suffix('\n') {
+            Some(end) => {
+                partial.push_str(end);
+                let mut line = std::mem::take(partial);
+                if line.ends_with('\r') {
+                    line.pop();
+                }
+                complete(line);
+            }
+            None => partial.push_str(piece),
+        }
     }
 }
 
