@@ -19,3 +19,4 @@ pub mod slash;
 pub mod status;
 pub mod terminal;
 pub mod theme;
+pub mod transcript;
