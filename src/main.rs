@@ -13,6 +13,11 @@ use duet::config::{self, Flags, Paths, Settings};
 use duet::exec;
 use duet::policy::ApprovalMode;
 use duet::provider::{self, Wire};
+use duet::tui::keymap::Keymap;
+use duet::tui::terminal::Screen;
+
+/// Rows of the live area in `--inline` mode.
+const INLINE_ROWS: u16 = 12;
 
 #[derive(Parser, Debug)]
 #[command(name = "duet", version, about = "A terminal pair-programming agent")]
@@ -32,6 +37,13 @@ struct Cli {
     /// Work in this directory instead of the current one.
     #[arg(long, short = 'C', global = true, value_name = "DIR")]
     cwd: Option<PathBuf>,
+    /// Keep the terminal's own scrollback: draw in a small area at the bottom instead of
+    /// taking over the screen.
+    #[arg(long)]
+    inline: bool,
+    /// Leave the mouse to the terminal (text selection) instead of scrolling with it.
+    #[arg(long)]
+    no_mouse: bool,
     #[command(subcommand)]
     command: Option<Subcmd>,
 }
@@ -57,17 +69,8 @@ fn parse_from_str<T: std::str::FromStr<Err = String>>(text: &str) -> Result<T, S
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let Some(Subcmd::Exec { task, json, yes }) = &cli.command else {
-        // The interactive front end arrives with the TUI; until then, say what works.
-        use clap::CommandFactory;
-        let _ = Cli::command().print_help();
-        return ExitCode::from(2);
-    };
-    let prepared = prepare(&cli).and_then(|(settings, paths, workspace)| {
-        let task = read_task(task)?;
-        Ok((settings, paths, workspace, task))
-    });
-    let (settings, paths, workspace, task) = match prepared {
+    let prepared = prepare(&cli);
+    let (settings, paths, workspace) = match prepared {
         Ok(prepared) => prepared,
         Err(error) => {
             eprintln!("duet: {error:#}");
@@ -75,25 +78,54 @@ fn main() -> ExitCode {
         }
     };
     let _log_guard = init_logging(&paths);
-    let format = if *json {
-        exec::Format::Jsonl
-    } else {
-        exec::Format::Human {
-            color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+    match &cli.command {
+        Some(Subcmd::Exec { task, json, yes }) => {
+            let task = match read_task(task) {
+                Ok(task) => task,
+                Err(error) => {
+                    eprintln!("duet: {error:#}");
+                    return ExitCode::from(2);
+                }
+            };
+            let format = if *json {
+                exec::Format::Jsonl
+            } else {
+                exec::Format::Human {
+                    color: std::io::stdout().is_terminal() && color_allowed(),
+                }
+            };
+            let approvals = if *yes {
+                exec::Approvals::ApproveAll
+            } else {
+                exec::Approvals::Refuse
+            };
+            finish(
+                run_exec(settings, &paths, workspace, task, format, approvals)
+                    .map(exec::Outcome::exit_code),
+            )
         }
-    };
-    let approvals = if *yes {
-        exec::Approvals::ApproveAll
-    } else {
-        exec::Approvals::Refuse
-    };
-    match run_exec(settings, &paths, workspace, task, format, approvals) {
-        Ok(outcome) => outcome.exit_code(),
-        Err(error) => {
-            eprintln!("duet: {error:#}");
-            ExitCode::from(1)
+        None => {
+            if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+                eprintln!(
+                    "duet: the interactive UI needs a terminal; for scripts and pipes use \
+                     `duet exec \"task\"`"
+                );
+                return ExitCode::from(2);
+            }
+            finish(run_tui(&cli, settings, &paths, workspace).map(|()| ExitCode::SUCCESS))
         }
     }
+}
+
+fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
+    result.unwrap_or_else(|error| {
+        eprintln!("duet: {error:#}");
+        ExitCode::from(1)
+    })
+}
+
+fn color_allowed() -> bool {
+    std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty())
 }
 
 /// Resolves settings, directories and the workspace; every failure here is the user's
@@ -129,6 +161,55 @@ fn read_task(task: &str) -> anyhow::Result<String> {
     Ok(task)
 }
 
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+/// Starts the agent for one session.
+fn start_agent(
+    settings: Settings,
+    paths: &Paths,
+    workspace: PathBuf,
+) -> anyhow::Result<(
+    duet::agent::AgentHandle,
+    tokio::sync::mpsc::Receiver<duet::agent::Event>,
+)> {
+    let client = provider::connect(settings.endpoint)?;
+    Ok(duet::agent::spawn(duet::agent::AgentSetup {
+        client,
+        workspace,
+        approval: settings.approval,
+        max_tokens: settings.max_tokens,
+        outputs_dir: paths.outputs_dir(&session_id()),
+        shell: settings.shell,
+        lint: settings.lint,
+    })?)
+}
+
+fn run_tui(cli: &Cli, settings: Settings, paths: &Paths, workspace: PathBuf) -> anyhow::Result<()> {
+    let (keymap, errors) = Keymap::load(&Keymap::user_file(paths));
+    let model = settings.endpoint.model.clone();
+    runtime()?.block_on(async {
+        let (handle, events) = start_agent(settings, paths, workspace.clone())?;
+        let options = duet::tui::TuiOptions {
+            screen: Screen {
+                inline_rows: cli.inline.then_some(INLINE_ROWS),
+                mouse: !cli.no_mouse,
+            },
+            color: color_allowed(),
+            keymap,
+            keymap_errors: errors.iter().map(ToString::to_string).collect(),
+            workspace,
+            model,
+        };
+        duet::tui::run(handle, events, options).await?;
+        Ok(())
+    })
+}
+
 fn run_exec(
     settings: Settings,
     paths: &Paths,
@@ -137,21 +218,8 @@ fn run_exec(
     format: exec::Format,
     approvals: exec::Approvals,
 ) -> anyhow::Result<exec::Outcome> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    runtime.block_on(async {
-        let client = provider::connect(settings.endpoint)?;
-        let (handle, events) = duet::agent::spawn(duet::agent::AgentSetup {
-            client,
-            workspace,
-            approval: settings.approval,
-            max_tokens: settings.max_tokens,
-            outputs_dir: paths.outputs_dir(&session_id()),
-            shell: settings.shell,
-            lint: settings.lint,
-        })?;
+    runtime()?.block_on(async {
+        let (handle, events) = start_agent(settings, paths, workspace)?;
         let mut stdout = std::io::stdout().lock();
         Ok(exec::run(handle, events, task, format, approvals, &mut stdout).await?)
     })

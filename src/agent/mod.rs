@@ -65,6 +65,13 @@ impl AgentHandle {
     pub fn send(&self, command: Command) -> Result<(), AgentGone> {
         self.commands.send(command).map_err(|_| AgentGone)
     }
+
+    /// A handle with no agent behind it: its commands arrive on the returned receiver.
+    /// For testing front ends without a model.
+    pub fn detached() -> (AgentHandle, mpsc::UnboundedReceiver<Command>) {
+        let (commands, receiver) = mpsc::unbounded_channel();
+        (AgentHandle { commands }, receiver)
+    }
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -47,7 +47,7 @@ impl Context {
 }
 
 macro_rules! actions {
-    ($($variant:ident => $name:literal, $doc:literal;)*) => {
+    ($($variant:ident => $name:literal, $short:literal, $doc:literal;)*) => {
         /// A named command a key can trigger.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum Action {
@@ -64,6 +64,13 @@ macro_rules! actions {
                 }
             }
 
+            /// A word or two for key hints under a panel.
+            pub fn short(self) -> &'static str {
+                match self {
+                    $(Action::$variant => $short,)*
+                }
+            }
+
             /// One line for the help overlay.
             pub fn describe(self) -> &'static str {
                 match self {
@@ -75,44 +82,44 @@ macro_rules! actions {
 }
 
 actions! {
-    Quit => "quit", "Quit (asks first while work is running)";
-    Interrupt => "interrupt", "Interrupt the current step: stop the stream and running tools";
-    CycleMode => "cycle_mode", "Cycle the approval mode: ask → auto-edit → auto → read-only";
-    ToggleHelp => "toggle_help", "Show or hide the key help";
-    ScrollUp => "scroll_up", "Scroll the transcript up a line";
-    ScrollDown => "scroll_down", "Scroll the transcript down a line";
-    PageUp => "page_up", "Scroll the transcript up a page";
-    PageDown => "page_down", "Scroll the transcript down a page";
-    ScrollTop => "scroll_top", "Jump to the start of the transcript";
-    ScrollBottom => "scroll_bottom", "Jump to the end and follow new output";
-    ToggleThinking => "toggle_thinking", "Show or hide the model's thinking";
-    ToggleCards => "toggle_cards", "Expand or collapse tool cards";
-    Submit => "submit", "Send the message (while the agent works: steer it at its next step)";
-    Queue => "queue", "Queue the message until the current turn ends";
-    Newline => "newline", "Insert a line break";
-    HistoryPrev => "history_prev", "Previous message from history (or move up a line)";
-    HistoryNext => "history_next", "Next message from history (or move down a line)";
-    CursorLeft => "cursor_left", "Move the cursor left";
-    CursorRight => "cursor_right", "Move the cursor right";
-    WordLeft => "word_left", "Move the cursor a word left";
-    WordRight => "word_right", "Move the cursor a word right";
-    LineStart => "line_start", "Move to the start of the line";
-    LineEnd => "line_end", "Move to the end of the line";
-    DeleteBack => "delete_back", "Delete the character before the cursor";
-    DeleteForward => "delete_forward", "Delete the character under the cursor";
-    DeleteWordBack => "delete_word_back", "Delete the word before the cursor";
-    ClearInput => "clear_input", "Clear the input";
-    WithdrawPending => "withdraw_pending", "Take back the last message that is still waiting to be delivered";
-    NextHunk => "next_hunk", "Go to the next hunk";
-    PrevHunk => "prev_hunk", "Go to the previous hunk";
-    ToggleHunk => "toggle_hunk", "Accept or reject the selected hunk";
-    Apply => "apply", "Apply the accepted hunks (approve)";
-    RejectAll => "reject_all", "Reject the whole proposal";
-    RejectWithReason => "reject_with_reason", "Reject and tell the model why";
-    WholeFile => "whole_file", "Show the whole proposed file";
-    SideBySide => "side_by_side", "Toggle side-by-side diff (wide terminals)";
-    OpenEditor => "open_editor", "Open the proposed file in $EDITOR; what you save becomes the change";
-    AllowForSession => "allow_for_session", "Allow this exact command for the rest of the session";
+    Quit => "quit", "quit", "Quit (asks first while work is running)";
+    Interrupt => "interrupt", "interrupt", "Interrupt the current step: stop the stream and running tools";
+    CycleMode => "cycle_mode", "mode", "Cycle the approval mode: ask → auto-edit → auto → read-only";
+    ToggleHelp => "toggle_help", "help", "Show or hide the key help";
+    ScrollUp => "scroll_up", "scroll up", "Scroll the transcript up a line";
+    ScrollDown => "scroll_down", "scroll down", "Scroll the transcript down a line";
+    PageUp => "page_up", "page up", "Scroll the transcript up a page";
+    PageDown => "page_down", "page down", "Scroll the transcript down a page";
+    ScrollTop => "scroll_top", "top", "Jump to the start of the transcript";
+    ScrollBottom => "scroll_bottom", "bottom", "Jump to the end and follow new output";
+    ToggleThinking => "toggle_thinking", "thinking", "Show or hide the model's thinking";
+    ToggleCards => "toggle_cards", "cards", "Expand or collapse tool cards";
+    Submit => "submit", "send", "Send the message (while the agent works: steer it at its next step)";
+    Queue => "queue", "queue", "Queue the message until the current turn ends";
+    Newline => "newline", "newline", "Insert a line break";
+    HistoryPrev => "history_prev", "history up", "Previous message from history (or move up a line)";
+    HistoryNext => "history_next", "history down", "Next message from history (or move down a line)";
+    CursorLeft => "cursor_left", "left", "Move the cursor left";
+    CursorRight => "cursor_right", "right", "Move the cursor right";
+    WordLeft => "word_left", "word left", "Move the cursor a word left";
+    WordRight => "word_right", "word right", "Move the cursor a word right";
+    LineStart => "line_start", "line start", "Move to the start of the line";
+    LineEnd => "line_end", "line end", "Move to the end of the line";
+    DeleteBack => "delete_back", "delete", "Delete the character before the cursor";
+    DeleteForward => "delete_forward", "delete forward", "Delete the character under the cursor";
+    DeleteWordBack => "delete_word_back", "delete word", "Delete the word before the cursor";
+    ClearInput => "clear_input", "clear", "Clear the input";
+    WithdrawPending => "withdraw_pending", "take back", "Take back the last message that is still waiting to be delivered";
+    NextHunk => "next_hunk", "next hunk", "Go to the next hunk";
+    PrevHunk => "prev_hunk", "previous hunk", "Go to the previous hunk";
+    ToggleHunk => "toggle_hunk", "accept/reject hunk", "Accept or reject the selected hunk";
+    Apply => "apply", "apply", "Apply the accepted hunks (approve)";
+    RejectAll => "reject_all", "reject", "Reject the whole proposal";
+    RejectWithReason => "reject_with_reason", "reject with reason", "Reject and tell the model why";
+    WholeFile => "whole_file", "whole file", "Show the whole proposed file";
+    SideBySide => "side_by_side", "side by side", "Toggle side-by-side diff (wide terminals)";
+    OpenEditor => "open_editor", "edit in $EDITOR", "Open the proposed file in $EDITOR; what you save becomes the change";
+    AllowForSession => "allow_for_session", "allow for session", "Allow this exact command for the rest of the session";
 }
 
 impl Action {

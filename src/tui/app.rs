@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::{Constraint, Layout};
 
 use crate::agent::{AgentHandle, Command, Event, TurnOutcome};
 use crate::policy::ApprovalMode;
@@ -131,7 +131,8 @@ impl App {
                 self.pending.delivered(text);
             }
             Event::MessageWithdrawn { text } => {
-                if self.pending.withdrawn(text) && self.composer.is_empty() {
+                let withdrawn = self.pending.withdrawn(text);
+                if withdrawn && self.composer.is_empty() {
                     self.composer.set_text(text);
                 }
             }
@@ -141,7 +142,6 @@ impl App {
                 self.end_turn(outcome);
                 effect = Effect::RefreshGit;
             }
-            Event::ConversationCleared => self.transcript.clear(),
             _ => {}
         }
         match self.review.on_event(event) {
@@ -173,7 +173,8 @@ impl App {
             return Effect::Nothing;
         }
         if self.review.is_open() && self.review.is_typing() {
-            return self.review_outcome(self.review.handle_text(key));
+            let outcome = self.review.handle_text(key);
+            return self.review_outcome(outcome);
         }
         let contexts = self.focus();
         let Some(action) = self.keymap.action(&contexts, &key) else {
@@ -199,7 +200,10 @@ impl App {
         let KeyCode::Char(c) = key.code else {
             return Effect::Nothing;
         };
-        if key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) || self.review.is_open()
+        if key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+            || self.review.is_open()
         {
             return Effect::Nothing;
         }
@@ -222,7 +226,9 @@ impl App {
         let mut contexts = Vec::with_capacity(3);
         match self.review.context() {
             Some(context) if self.review.is_open() => contexts.push(context),
-            _ => contexts.extend([Context::Composer, Context::Transcript]),
+            // Typing has focus; the transcript scrolls through global keys (PgUp, ...),
+            // so its single-letter bindings never eat typed text.
+            _ => contexts.push(Context::Composer),
         }
         contexts.push(Context::Global);
         contexts
@@ -333,7 +339,10 @@ impl App {
             }
             SlashCommand::Clear => {
                 if self.turn_running {
-                    self.notice("/clear waits until the current turn ends", NoticeKind::Error);
+                    self.notice(
+                        "/clear waits until the current turn ends",
+                        NoticeKind::Error,
+                    );
                 } else {
                     self.send(Command::ClearConversation);
                 }
@@ -403,7 +412,10 @@ impl App {
 
     fn send(&mut self, command: Command) {
         if self.agent.send(command).is_err() {
-            self.notice("the agent has stopped; quit and restart duet", NoticeKind::Error);
+            self.notice(
+                "the agent has stopped; quit and restart duet",
+                NoticeKind::Error,
+            );
         }
     }
 
@@ -484,18 +496,6 @@ impl App {
         }
     }
 
-    /// The area of the main pane for a screen of `area` (mouse scrolling needs it).
-    pub fn main_area(&self, area: Rect) -> Rect {
-        let composer_height = self.composer.desired_height(area.width);
-        let [main, _, _] = Layout::vertical([
-            Constraint::Min(1),
-            Constraint::Length(composer_height),
-            Constraint::Length(1),
-        ])
-        .areas(area);
-        main
-    }
-
     pub fn scroll(&mut self, up: bool) -> Effect {
         let action = if up {
             Action::ScrollUp
@@ -507,7 +507,11 @@ impl App {
         } else {
             self.transcript.handle(action)
         };
-        if handled { Effect::Redraw } else { Effect::Nothing }
+        if handled {
+            Effect::Redraw
+        } else {
+            Effect::Nothing
+        }
     }
 }
 
@@ -518,11 +522,292 @@ fn next_mode(mode: ApprovalMode) -> ApprovalMode {
     all[(index + 1) % all.len()]
 }
 
-/// The key hints a panel shows: every binding of `context`, described by the keymap.
+/// The key hints a panel shows: each action bound in `context` once, with all its keys
+/// (`j/↓ next hunk`), in the keymap's order.
 fn hints(keymap: &Keymap, context: Context) -> Vec<(String, String)> {
-    keymap
-        .bindings(context)
+    let mut grouped: Vec<(Vec<String>, Action)> = Vec::new();
+    for (key, action) in keymap.bindings(context) {
+        match grouped.iter_mut().find(|(_, bound)| *bound == action) {
+            Some((keys, _)) => keys.push(key),
+            None => grouped.push((vec![key], action)),
+        }
+    }
+    grouped
         .into_iter()
-        .map(|(key, action)| (key, keymap.description(context, action).to_string()))
+        .map(|(keys, action)| (keys.join("/"), action.short().to_string()))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use crossterm::event::KeyEvent;
+    use pretty_assertions::assert_eq;
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    use tokio::sync::mpsc::UnboundedReceiver;
+
+    use super::*;
+    use crate::provider::StopReason;
+
+    struct Harness {
+        app: App,
+        commands: UnboundedReceiver<Command>,
+        now: Instant,
+    }
+
+    impl Harness {
+        fn new() -> Self {
+            let (agent, commands) = AgentHandle::detached();
+            let app = App::new(Theme::new(false), Keymap::defaults(), agent, "m".into());
+            Self {
+                app,
+                commands,
+                now: Instant::now(),
+            }
+        }
+
+        fn key(&mut self, code: KeyCode) -> Effect {
+            self.app
+                .on_key(KeyEvent::new(code, KeyModifiers::NONE), 80, self.now)
+        }
+
+        fn ctrl(&mut self, c: char) -> Effect {
+            self.app.on_key(
+                KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL),
+                80,
+                self.now,
+            )
+        }
+
+        fn type_text(&mut self, text: &str) {
+            for c in text.chars() {
+                self.key(KeyCode::Char(c));
+            }
+        }
+
+        fn say(&mut self, text: &str) {
+            self.type_text(text);
+            self.key(KeyCode::Enter);
+        }
+
+        fn event(&mut self, event: Event) -> Effect {
+            self.app.on_agent_event(&event, self.now)
+        }
+
+        fn sent(&mut self) -> Vec<Command> {
+            std::iter::from_fn(|| self.commands.try_recv().ok()).collect()
+        }
+
+        fn screen(&mut self) -> String {
+            let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
+            let now = self.now;
+            terminal.draw(|frame| self.app.render(frame, now)).unwrap();
+            let buffer = terminal.backend().buffer();
+            (0..buffer.area.height)
+                .map(|y| {
+                    (0..buffer.area.width)
+                        .map(|x| buffer[(x, y)].symbol())
+                        .collect::<String>()
+                        .trim_end()
+                        .to_string()
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        }
+    }
+
+    fn message(text: &str) -> Command {
+        Command::UserMessage { text: text.into() }
+    }
+
+    fn finished() -> Event {
+        Event::TurnEnd {
+            outcome: TurnOutcome::Finished {
+                stop_reason: StopReason::EndTurn,
+            },
+        }
+    }
+
+    #[test]
+    fn a_message_typed_during_a_run_steers_once_and_stays_pending_until_delivered() {
+        let mut h = Harness::new();
+        h.say("fix the test");
+        assert_eq!(h.sent(), [message("fix the test")]);
+        h.event(Event::StepStarted { step: 1 });
+        h.say("also check b.txt");
+        assert_eq!(
+            h.sent(),
+            [message("also check b.txt")],
+            "sent at once, once"
+        );
+        assert!(h.screen().contains("also check b.txt"), "shown as pending");
+        h.event(Event::UserMessageDelivered {
+            text: "also check b.txt".into(),
+        });
+        assert_eq!(h.app.pending.messages(), []);
+        h.event(finished());
+        assert_eq!(h.sent(), [], "nothing is sent twice");
+    }
+
+    #[test]
+    fn a_queued_message_waits_for_the_end_of_the_turn() {
+        let mut h = Harness::new();
+        h.say("first");
+        h.sent();
+        h.type_text("afterwards");
+        h.key(KeyCode::Tab);
+        assert_eq!(h.sent(), [], "held while the turn runs");
+        h.event(finished());
+        assert_eq!(h.sent(), [message("afterwards")]);
+    }
+
+    #[test]
+    fn esc_interrupts_a_running_turn_and_late_events_do_not_revive_it() {
+        let mut h = Harness::new();
+        h.say("long task");
+        h.sent();
+        h.key(KeyCode::Esc);
+        assert_eq!(h.sent(), [Command::Interrupt]);
+        assert_eq!(h.app.activity(), Activity::Interrupting);
+        h.event(Event::TurnEnd {
+            outcome: TurnOutcome::Interrupted,
+        });
+        assert_eq!(h.app.activity(), Activity::Idle);
+        // A delta that was already in flight changes the transcript only.
+        h.event(Event::TextDelta {
+            text: "late".into(),
+        });
+        assert_eq!(h.app.activity(), Activity::Idle);
+        h.say("correction");
+        assert_eq!(h.sent(), [message("correction")]);
+    }
+
+    #[test]
+    fn withdrawing_a_steer_asks_the_agent_and_returns_the_text_to_the_input() {
+        let mut h = Harness::new();
+        h.say("task");
+        h.say("typo");
+        h.sent();
+        h.app
+            .on_key(KeyEvent::new(KeyCode::Up, KeyModifiers::ALT), 80, h.now);
+        assert_eq!(
+            h.sent(),
+            [Command::WithdrawMessage {
+                text: "typo".into()
+            }]
+        );
+        h.event(Event::MessageWithdrawn {
+            text: "typo".into(),
+        });
+        assert_eq!(h.app.composer.text(), "typo");
+    }
+
+    #[test]
+    fn shift_tab_cycles_the_mode_through_the_agent() {
+        let mut h = Harness::new();
+        h.key(KeyCode::BackTab);
+        assert_eq!(
+            h.sent(),
+            [Command::SetMode {
+                mode: ApprovalMode::AutoEdit
+            }]
+        );
+        h.event(Event::ModeChanged {
+            mode: ApprovalMode::AutoEdit,
+        });
+        assert!(h.screen().contains("AUTO-EDIT"));
+    }
+
+    #[test]
+    fn ctrl_c_twice_quits_and_once_only_warns() {
+        let mut h = Harness::new();
+        assert_eq!(h.ctrl('c'), Effect::Redraw);
+        assert!(h.screen().contains("press again to quit"));
+        assert_eq!(h.ctrl('c'), Effect::Quit);
+    }
+
+    #[test]
+    fn slash_commands_run_locally_and_are_not_sent_as_messages() {
+        let mut h = Harness::new();
+        h.say("/mode auto");
+        assert_eq!(
+            h.sent(),
+            [Command::SetMode {
+                mode: ApprovalMode::Auto
+            }]
+        );
+        h.say("/clear");
+        assert_eq!(h.sent(), [Command::ClearConversation]);
+        h.say("//literally");
+        assert_eq!(h.sent(), [message("/literally")]);
+    }
+
+    #[test]
+    fn an_approval_takes_the_keys_until_it_is_decided() {
+        let mut h = Harness::new();
+        h.say("run it");
+        h.sent();
+        h.event(Event::ApprovalNeeded {
+            call_id: "c1".into(),
+            why: "ask mode".into(),
+            request: crate::agent::protocol::ApprovalView::Command {
+                command: "cargo test".into(),
+                cwd: "./".into(),
+            },
+        });
+        assert!(h.screen().contains("cargo test"));
+        h.type_text("x");
+        assert_eq!(h.app.composer.text(), "", "typing does not reach the input");
+        h.key(KeyCode::Char('y'));
+        assert_eq!(
+            h.sent(),
+            [Command::Decide {
+                call_id: "c1".into(),
+                decision: crate::policy::Decision::Approve
+            }]
+        );
+    }
+
+    #[test]
+    fn whole_screen_mid_turn_at_80x24() {
+        let mut h = Harness::new();
+        h.event(Event::SessionStarted {
+            model: "claude-sonnet-4-5".into(),
+            workspace: "/repo".into(),
+            instructions: vec!["/repo/CLAUDE.md".into()],
+            mode: ApprovalMode::AutoEdit,
+        });
+        h.say("why does the parser fail?");
+        h.event(Event::UserMessageDelivered {
+            text: "why does the parser fail?".into(),
+        });
+        h.event(Event::StepStarted { step: 1 });
+        h.event(Event::TextDelta {
+            text: "Let me look at **the parser** first.\n".into(),
+        });
+        for (id, name, args) in [
+            ("c1", "read", r#"{"path": "src/parse.rs"}"#),
+            ("c2", "grep", r#"{"pattern": "fn parse", "path": "src"}"#),
+        ] {
+            h.event(Event::ToolCallBegin {
+                call_id: id.into(),
+                name: name.into(),
+            });
+            h.event(Event::ToolCallReady {
+                call_id: id.into(),
+                name: name.into(),
+                arguments: args.into(),
+            });
+            h.event(Event::ToolRunBegin { call_id: id.into() });
+        }
+        h.event(Event::ToolRunEnd {
+            call_id: "c1".into(),
+            is_error: false,
+            summary: "read 120 lines of src/parse.rs".into(),
+            output: String::new(),
+        });
+        h.say("also look at the lexer");
+        h.app.tick(h.now + Duration::from_secs(1));
+        insta::assert_snapshot!(h.screen());
+    }
 }

@@ -212,11 +212,7 @@ fn refresh_git(workspace: &Path, results: &mpsc::UnboundedSender<Background>) {
     });
 }
 
-fn show_diff(
-    workspace: &Path,
-    start: Option<String>,
-    results: &mpsc::UnboundedSender<Background>,
-) {
+fn show_diff(workspace: &Path, start: Option<String>, results: &mpsc::UnboundedSender<Background>) {
     let workspace = workspace.to_path_buf();
     let results = results.clone();
     tokio::task::spawn_blocking(move || {

@@ -9,7 +9,9 @@
 //! something on screen changed, at most once per frame interval.
 
 pub mod action;
+mod app;
 pub mod composer;
+mod event_loop;
 pub mod frame;
 pub mod help;
 pub mod keymap;
@@ -20,3 +22,5 @@ pub mod status;
 pub mod terminal;
 pub mod theme;
 pub mod transcript;
+
+pub use event_loop::{TuiOptions, run};

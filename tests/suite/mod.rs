@@ -6,3 +6,4 @@ mod exec_cli;
 mod lint_after_write;
 mod scripted_server;
 mod shell_tool;
+mod tui_tmux;

@@ -34,7 +34,17 @@ impl Tmux {
         let tmux = Tmux { socket };
         let status = tmux
             .cmd()
-            .args(["new-session", "-d", "-s", "duet", "-x", "100", "-y", "30", "-c"])
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                "duet",
+                "-x",
+                "100",
+                "-y",
+                "30",
+                "-c",
+            ])
             .arg(cwd)
             .arg(command)
             .status()
@@ -109,7 +119,10 @@ fn rand_suffix() -> u128 {
 async fn wait_for_requests(server: &ScriptedServer, count: usize) {
     let deadline = Instant::now() + SCREEN_WAIT;
     while server.requests().len() < count {
-        assert!(Instant::now() < deadline, "the server never saw request {count}");
+        assert!(
+            Instant::now() < deadline,
+            "the server never saw request {count}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -132,8 +145,14 @@ async fn review_a_hunk_with_a_reason_then_interrupt_and_steer() {
     let home = tempfile::tempdir().unwrap();
     let mut env = vec![
         ("HOME".to_string(), home.path().display().to_string()),
-        ("XDG_CONFIG_HOME".into(), home.path().join("config").display().to_string()),
-        ("XDG_STATE_HOME".into(), home.path().join("state").display().to_string()),
+        (
+            "XDG_CONFIG_HOME".into(),
+            home.path().join("config").display().to_string(),
+        ),
+        (
+            "XDG_STATE_HOME".into(),
+            home.path().join("state").display().to_string(),
+        ),
         ("TERM".into(), "xterm-256color".into()),
         ("PATH".into(), std::env::var("PATH").unwrap_or_default()),
     ];

@@ -179,6 +179,10 @@ impl Transcript {
             }
             Event::Usage { .. } => return false,
             Event::TurnEnd { outcome } => self.turn_end(outcome),
+            Event::ConversationCleared => {
+                self.clear();
+                self.push_notice("conversation cleared", NoticeKind::Info);
+            }
         }
         true
     }
