@@ -72,6 +72,9 @@ pub struct App {
     help_open: bool,
     help: HelpOverlay,
     quit_armed_at: Option<Instant>,
+    /// `--inline`: finished cells go to the terminal's scrollback; only the live part
+    /// is drawn here.
+    inline: bool,
 }
 
 impl App {
@@ -98,7 +101,18 @@ impl App {
             help_open: false,
             help: HelpOverlay::default(),
             quit_armed_at: None,
+            inline: false,
         }
+    }
+
+    /// Draws only the live part; finished cells are printed above with [`App::take_finished`].
+    pub fn set_inline(&mut self, inline: bool) {
+        self.inline = inline;
+    }
+
+    /// Rows of the transcript cells finished since the last call, for the scrollback.
+    pub fn take_finished(&mut self, width: u16) -> Vec<ratatui::text::Line<'static>> {
+        self.transcript.take_finished(width)
     }
 
     /// Shows a line in the transcript that the UI itself produced.
@@ -469,6 +483,8 @@ impl App {
             self.help.render(&self.keymap, &self.theme, main, buf);
         } else if self.review.is_open() {
             self.review.render(main, buf);
+        } else if self.inline {
+            self.transcript.render_live(main, buf, now);
         } else {
             self.transcript.render(main, buf, now);
         }

@@ -52,6 +52,8 @@ pub async fn run(
         agent.clone(),
         options.model,
     );
+    let inline = options.screen.inline_rows.is_some();
+    app.set_inline(inline);
     for error in &options.keymap_errors {
         app.notice(error, NoticeKind::Error);
     }
@@ -72,7 +74,7 @@ pub async fn run(
     loop {
         let now = Instant::now();
         if frames.due(now) {
-            draw(&mut term, &mut app, now)?;
+            draw(&mut term, &mut app, now, inline)?;
             frames.drawn(now);
         }
         let wake = [frames.deadline(), app.next_deadline(now)]
@@ -128,17 +130,43 @@ pub async fn run(
         }
     }
     let _ = agent.send(Command::Shutdown);
+    if inline {
+        // Leave the scrollback ending with the conversation, not with a stale input box.
+        print_finished(&mut term, &mut app)?;
+        term.clear()?;
+        let origin = term.get_frame().area().as_position();
+        term.set_cursor_position(origin)?;
+    }
     drop(guard);
     Ok(())
 }
 
-fn draw(term: &mut Term, app: &mut App, now: Instant) -> io::Result<()> {
+fn draw(term: &mut Term, app: &mut App, now: Instant, inline: bool) -> io::Result<()> {
     // Terminals that support synchronized output show the frame at once, never half of
     // it; the others ignore the sequence.
     crossterm::execute!(io::stdout(), BeginSynchronizedUpdate)?;
-    let drawn = term.draw(|frame| app.render(frame, now)).map(|_| ());
+    let drawn = (|| {
+        if inline {
+            print_finished(term, app)?;
+        }
+        term.draw(|frame| app.render(frame, now)).map(|_| ())
+    })();
     crossterm::execute!(io::stdout(), EndSynchronizedUpdate)?;
     drawn
+}
+
+/// Inline mode: moves finished transcript cells into the terminal's own scrollback,
+/// above the live viewport, where they stay after duet exits.
+fn print_finished(term: &mut Term, app: &mut App) -> io::Result<()> {
+    let width = term.size()?.width;
+    let lines = app.take_finished(width);
+    if lines.is_empty() {
+        return Ok(());
+    }
+    let height = u16::try_from(lines.len()).unwrap_or(u16::MAX);
+    term.insert_before(height, |buf| {
+        ratatui::widgets::Widget::render(ratatui::text::Text::from(lines), buf.area, buf);
+    })
 }
 
 fn on_terminal(app: &mut App, term: &Term, event: TermEvent) -> Effect {

@@ -13,10 +13,103 @@ use crossterm::terminal::{
     supports_keyboard_enhancement,
 };
 use crossterm::{cursor, execute};
-use ratatui::backend::CrosstermBackend;
+use ratatui::backend::{Backend, ClearType, CrosstermBackend, WindowSize};
+use ratatui::buffer::Cell;
+use ratatui::layout::{Position, Size};
 use ratatui::{Terminal, TerminalOptions, Viewport};
 
-pub type Term = Terminal<CrosstermBackend<Stdout>>;
+pub type Term = Terminal<TrackedCursor>;
+
+/// The crossterm backend, except that it never asks the terminal where the cursor is.
+///
+/// Asking means writing a query and reading the reply from stdin — which the UI's input
+/// stream is reading too, so the reply is lost and the query fails after a timeout.
+/// ratatui asks when it clears or resizes an inline viewport; this backend answers with
+/// the last position it moved the cursor to, and queries the terminal once, at start,
+/// before any input is read.
+pub struct TrackedCursor {
+    inner: CrosstermBackend<Stdout>,
+    cursor: Position,
+}
+
+impl TrackedCursor {
+    fn new() -> io::Result<Self> {
+        let (x, y) = crossterm::cursor::position()?;
+        Ok(Self {
+            inner: CrosstermBackend::new(io::stdout()),
+            cursor: Position { x, y },
+        })
+    }
+}
+
+impl Backend for TrackedCursor {
+    type Error = io::Error;
+
+    fn draw<'a, I>(&mut self, content: I) -> io::Result<()>
+    where
+        I: Iterator<Item = (u16, u16, &'a Cell)>,
+    {
+        self.inner.draw(content)
+    }
+
+    fn append_lines(&mut self, n: u16) -> io::Result<()> {
+        self.inner.append_lines(n)
+    }
+
+    fn hide_cursor(&mut self) -> io::Result<()> {
+        self.inner.hide_cursor()
+    }
+
+    fn show_cursor(&mut self) -> io::Result<()> {
+        self.inner.show_cursor()
+    }
+
+    fn get_cursor_position(&mut self) -> io::Result<Position> {
+        Ok(self.cursor)
+    }
+
+    fn set_cursor_position<P: Into<Position>>(&mut self, position: P) -> io::Result<()> {
+        let position = position.into();
+        self.cursor = position;
+        self.inner.set_cursor_position(position)
+    }
+
+    fn clear(&mut self) -> io::Result<()> {
+        self.inner.clear()
+    }
+
+    fn clear_region(&mut self, clear_type: ClearType) -> io::Result<()> {
+        self.inner.clear_region(clear_type)
+    }
+
+    fn size(&self) -> io::Result<Size> {
+        self.inner.size()
+    }
+
+    fn window_size(&mut self) -> io::Result<WindowSize> {
+        self.inner.window_size()
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Backend::flush(&mut self.inner)
+    }
+
+    fn scroll_region_up(
+        &mut self,
+        region: std::ops::Range<u16>,
+        line_count: u16,
+    ) -> io::Result<()> {
+        self.inner.scroll_region_up(region, line_count)
+    }
+
+    fn scroll_region_down(
+        &mut self,
+        region: std::ops::Range<u16>,
+        line_count: u16,
+    ) -> io::Result<()> {
+        self.inner.scroll_region_down(region, line_count)
+    }
+}
 
 /// How the UI occupies the terminal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,7 +146,7 @@ pub fn enter(screen: Screen) -> io::Result<(Term, TerminalGuard)> {
     install_panic_hook(screen, enhanced_keys);
     let mut stdout = io::stdout();
     set_modes(&mut stdout, screen, enhanced_keys)?;
-    let backend = CrosstermBackend::new(io::stdout());
+    let backend = TrackedCursor::new()?;
     let viewport = match screen.inline_rows {
         Some(rows) => Viewport::Inline(rows),
         None => Viewport::Fullscreen,

@@ -79,9 +79,19 @@ impl Tmux {
     }
 
     fn screen(&self) -> String {
+        self.capture(&[])
+    }
+
+    /// The screen and everything that scrolled off it.
+    fn history(&self) -> String {
+        self.capture(&["-S", "-500"])
+    }
+
+    fn capture(&self, extra: &[&str]) -> String {
         let output = self
             .cmd()
             .args(["capture-pane", "-p", "-t", "duet"])
+            .args(extra)
             .output()
             .expect("capture-pane");
         String::from_utf8_lossy(&output.stdout).into_owned()
@@ -127,6 +137,37 @@ async fn wait_for_requests(server: &ScriptedServer, count: usize) {
     }
 }
 
+/// A shell command line that runs `duet` with only the environment a test gives it.
+fn duet_command(server: &ScriptedServer, home: &Path, flags: &str) -> String {
+    let mut env = vec![
+        ("HOME".to_string(), home.display().to_string()),
+        (
+            "XDG_CONFIG_HOME".into(),
+            home.join("config").display().to_string(),
+        ),
+        (
+            "XDG_STATE_HOME".into(),
+            home.join("state").display().to_string(),
+        ),
+        ("TERM".into(), "xterm-256color".into()),
+        ("PATH".into(), std::env::var("PATH").unwrap_or_default()),
+    ];
+    env.extend(
+        wire_env(server, Wire::Anthropic)
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v)),
+    );
+    let assignments: Vec<String> = env
+        .iter()
+        .map(|(k, v)| format!("{k}={}", shell_quote(v)))
+        .collect();
+    format!(
+        "env -i {} {} {flags}",
+        assignments.join(" "),
+        shell_quote(&duet_binary().display().to_string())
+    )
+}
+
 fn shell_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }
@@ -143,33 +184,7 @@ async fn review_a_hunk_with_a_reason_then_interrupt_and_steer() {
     let server = ScriptedServer::start(Script::load("tui_session")).await;
     let repo = TestRepo::with_files(&[("b.txt", &original)]);
     let home = tempfile::tempdir().unwrap();
-    let mut env = vec![
-        ("HOME".to_string(), home.path().display().to_string()),
-        (
-            "XDG_CONFIG_HOME".into(),
-            home.path().join("config").display().to_string(),
-        ),
-        (
-            "XDG_STATE_HOME".into(),
-            home.path().join("state").display().to_string(),
-        ),
-        ("TERM".into(), "xterm-256color".into()),
-        ("PATH".into(), std::env::var("PATH").unwrap_or_default()),
-    ];
-    env.extend(
-        wire_env(&server, Wire::Anthropic)
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v)),
-    );
-    let assignments: Vec<String> = env
-        .iter()
-        .map(|(k, v)| format!("{k}={}", shell_quote(v)))
-        .collect();
-    let command = format!(
-        "env -i {} {} --approval ask",
-        assignments.join(" "),
-        shell_quote(&duet_binary().display().to_string())
-    );
+    let command = duet_command(&server, home.path(), "--approval ask");
     let Some(tmux) = Tmux::start(&command, repo.path()) else {
         return;
     };
@@ -210,5 +225,49 @@ async fn review_a_hunk_with_a_reason_then_interrupt_and_steer() {
 
     tmux.keys(&["C-c"]);
     tmux.keys(&["C-c"]);
+    server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn inline_mode_leaves_the_conversation_in_the_terminal_scrollback() {
+    let server = ScriptedServer::start(Script::load("stream_text")).await;
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let home = tempfile::tempdir().unwrap();
+    let command = format!(
+        "sh -c {}",
+        shell_quote(&format!(
+            "echo before-duet; {}; echo after-duet; sleep 30",
+            duet_command(&server, home.path(), "--inline")
+        ))
+    );
+    let Some(tmux) = Tmux::start(&command, repo.path()) else {
+        return;
+    };
+    tmux.wait_for_screen("ASK").await;
+    tmux.type_text("say hello");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_screen("Streaming works.").await;
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for_screen("after-duet").await;
+    let history = tmux.history();
+    let order: Vec<Option<usize>> = [
+        "before-duet",
+        "› say hello",
+        "Hello from the scripted model. Streaming works.",
+        "after-duet",
+    ]
+    .iter()
+    .map(|needle| history.find(needle))
+    .collect();
+    assert!(order.iter().all(Option::is_some), "{history}");
+    assert!(
+        order.windows(2).all(|w| w[0] < w[1]),
+        "out of order:\n{history}"
+    );
+    assert!(
+        !history.contains("Ask duet…"),
+        "the live input box must not stay behind:\n{history}"
+    );
     server.assert_no_violations();
 }

@@ -78,6 +78,32 @@ impl Transcript {
         }
     }
 
+    /// Draws only the cells not yet handed out by [`Transcript::take_finished`], anchored
+    /// to the bottom of `area`: the live part of an `--inline` session, whose finished
+    /// cells are printed into the terminal's own scrollback above it.
+    pub fn render_live(&mut self, area: Rect, buf: &mut Buffer, now: Instant) {
+        let area = area.intersection(buf.area);
+        if area.is_empty() {
+            return;
+        }
+        for y in area.top()..area.bottom() {
+            for x in area.left()..area.right() {
+                buf[(x, y)].reset();
+            }
+        }
+        let ctx = ctx(&self.theme, self.options, area.width);
+        let mut rows: Vec<Line<'static>> = Vec::new();
+        for entry in self.cells.iter_mut().skip(self.taken) {
+            rows.extend(std::iter::repeat_n(Line::default(), entry.gap));
+            rows.extend(entry.cell.rows(&ctx, Some(now)).iter().cloned());
+        }
+        let height = usize::from(area.height);
+        let skip = rows.len().saturating_sub(height);
+        for (y, row) in rows.iter().skip(skip).enumerate() {
+            buf.set_line(area.x, area.y + y as u16, row, area.width);
+        }
+    }
+
     /// The rows, at `width`, of the cells finished since the last call, in order. A
     /// cell is handed out only once every cell before it is finished, so printing the
     /// result keeps the transcript's order. (A width other than the last render's makes
