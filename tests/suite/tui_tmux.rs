@@ -139,6 +139,15 @@ async fn wait_for_requests(server: &ScriptedServer, count: usize) {
 
 /// A shell command line that runs `duet` with only the environment a test gives it.
 fn duet_command(server: &ScriptedServer, home: &Path, flags: &str) -> String {
+    duet_command_with(server, home, flags, &[])
+}
+
+fn duet_command_with(
+    server: &ScriptedServer,
+    home: &Path,
+    flags: &str,
+    extra_env: &[(&str, String)],
+) -> String {
     let mut env = vec![
         ("HOME".to_string(), home.display().to_string()),
         (
@@ -155,6 +164,7 @@ fn duet_command(server: &ScriptedServer, home: &Path, flags: &str) -> String {
     env.extend(
         wire_env(server, Wire::Anthropic)
             .into_iter()
+            .chain(extra_env.iter().cloned())
             .map(|(k, v)| (k.to_string(), v)),
     );
     let assignments: Vec<String> = env
@@ -269,5 +279,54 @@ async fn inline_mode_leaves_the_conversation_in_the_terminal_scrollback() {
         !history.contains("Ask duet…"),
         "the live input box must not stay behind:\n{history}"
     );
+    server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn what_the_user_saves_in_their_editor_becomes_the_change() {
+    let server = ScriptedServer::start(Script::load("edit_two_places")).await;
+    let lines: Vec<String> = (1..=20)
+        .map(|n| match n {
+            2 | 18 => format!("line {n} foo"),
+            _ => format!("line {n}"),
+        })
+        .collect();
+    let original = lines.join("\n") + "\n";
+    let repo = TestRepo::with_files(&[("b.txt", &original)]);
+    let home = tempfile::tempdir().unwrap();
+    // The "editor" rewrites the proposal the way a person would, then exits.
+    let editor = home.path().join("editor.sh");
+    std::fs::write(&editor, "#!/bin/sh\nsed -i 's/FOO/Foo/' \"$1\"\n").unwrap();
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&editor)
+        .status()
+        .unwrap();
+    let command = duet_command_with(
+        &server,
+        home.path(),
+        "--approval ask",
+        &[("EDITOR", editor.display().to_string())],
+    );
+    let Some(tmux) = Tmux::start(&command, repo.path()) else {
+        return;
+    };
+    tmux.wait_for_screen("ASK").await;
+    tmux.type_text("shout foo");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_screen("FOO").await;
+    tmux.keys(&["e"]);
+    tmux.wait_for_screen("Noted which part landed.").await;
+
+    assert_eq!(repo.read("b.txt"), original.replace("foo", "Foo"));
+    let result = &tool_results(&server.requests()[1])[0];
+    assert!(
+        result.content.contains("The user edited your proposal"),
+        "{}",
+        result.content
+    );
+    assert!(result.content.contains("+line 2 Foo"), "{}", result.content);
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
     server.assert_no_violations();
 }
