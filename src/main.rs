@@ -2,6 +2,8 @@
 //! it to a front end. Errors become one clear message and exit status 2 (usage or
 //! configuration) or 1 (anything else).
 
+mod doctor;
+
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,6 +15,7 @@ use duet::config::{self, Flags, Paths, Settings};
 use duet::exec;
 use duet::policy::ApprovalMode;
 use duet::provider::{self, Wire};
+use duet::shell::sandbox::launcher::{self, LauncherArgs};
 use duet::tui::keymap::Keymap;
 use duet::tui::terminal::Screen;
 
@@ -61,6 +64,12 @@ enum Subcmd {
         #[arg(long, short = 'y')]
         yes: bool,
     },
+    /// Check the setup: config, model settings, tools, and what protects you from the
+    /// shell's commands on this machine.
+    Doctor,
+    /// The shell's sandbox launcher: confines itself, then runs the shell.
+    #[command(name = launcher::SUBCOMMAND, hide = true)]
+    Sandbox(LauncherArgs),
 }
 
 fn parse_from_str<T: std::str::FromStr<Err = String>>(text: &str) -> Result<T, String> {
@@ -69,50 +78,79 @@ fn parse_from_str<T: std::str::FromStr<Err = String>>(text: &str) -> Result<T, S
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let prepared = prepare(&cli);
-    let (settings, paths, workspace) = match prepared {
-        Ok(prepared) => prepared,
+    match &cli.command {
+        // First, before anything starts a thread: the launcher confines its own process.
+        Some(Subcmd::Sandbox(args)) => run_launcher(args),
+        // Needs no configured model: it reports what is missing instead.
+        Some(Subcmd::Doctor) => doctor::run(&flags(&cli), cli.cwd.as_deref()),
+        Some(Subcmd::Exec { task, json, yes }) => exec_command(&cli, task, *json, *yes),
+        None => tui_command(&cli),
+    }
+}
+
+/// Settings, directories and workspace for a session, with logging started. A failure
+/// is the user's to fix: it is printed, and the exit status returned.
+fn start_session(cli: &Cli) -> Result<(Settings, Paths, PathBuf), ExitCode> {
+    let (settings, paths, workspace) = prepare(cli).map_err(|error| {
+        eprintln!("duet: {error:#}");
+        ExitCode::from(2)
+    })?;
+    init_logging(&paths);
+    Ok((settings, paths, workspace))
+}
+
+fn exec_command(cli: &Cli, task: &str, json: bool, yes: bool) -> ExitCode {
+    let (settings, paths, workspace) = match start_session(cli) {
+        Ok(session) => session,
+        Err(code) => return code,
+    };
+    let task = match read_task(task) {
+        Ok(task) => task,
         Err(error) => {
             eprintln!("duet: {error:#}");
             return ExitCode::from(2);
         }
     };
-    let _log_guard = init_logging(&paths);
-    match &cli.command {
-        Some(Subcmd::Exec { task, json, yes }) => {
-            let task = match read_task(task) {
-                Ok(task) => task,
-                Err(error) => {
-                    eprintln!("duet: {error:#}");
-                    return ExitCode::from(2);
-                }
-            };
-            let format = if *json {
-                exec::Format::Jsonl
-            } else {
-                exec::Format::Human {
-                    color: std::io::stdout().is_terminal() && color_allowed(),
-                }
-            };
-            let approvals = if *yes {
-                exec::Approvals::ApproveAll
-            } else {
-                exec::Approvals::Refuse
-            };
-            finish(
-                run_exec(settings, &paths, workspace, task, format, approvals)
-                    .map(exec::Outcome::exit_code),
-            )
+    let format = if json {
+        exec::Format::Jsonl
+    } else {
+        exec::Format::Human {
+            color: std::io::stdout().is_terminal() && color_allowed(),
         }
-        None => {
-            if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
-                eprintln!(
-                    "duet: the interactive UI needs a terminal; for scripts and pipes use \
-                     `duet exec \"task\"`"
-                );
-                return ExitCode::from(2);
-            }
-            finish(run_tui(&cli, settings, &paths, workspace).map(|()| ExitCode::SUCCESS))
+    };
+    let approvals = if yes {
+        exec::Approvals::ApproveAll
+    } else {
+        exec::Approvals::Refuse
+    };
+    finish(
+        run_exec(settings, &paths, workspace, task, format, approvals)
+            .map(exec::Outcome::exit_code),
+    )
+}
+
+fn tui_command(cli: &Cli) -> ExitCode {
+    let (settings, paths, workspace) = match start_session(cli) {
+        Ok(session) => session,
+        Err(code) => return code,
+    };
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        eprintln!(
+            "duet: the interactive UI needs a terminal; for scripts and pipes use \
+             `duet exec \"task\"`"
+        );
+        return ExitCode::from(2);
+    }
+    finish(run_tui(cli, settings, &paths, workspace).map(|()| ExitCode::SUCCESS))
+}
+
+fn run_launcher(args: &LauncherArgs) -> ExitCode {
+    match launcher::run(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("duet {}: {error}", launcher::SUBCOMMAND);
+            // What shells use for "found but could not run".
+            ExitCode::from(126)
         }
     }
 }
@@ -133,18 +171,21 @@ fn color_allowed() -> bool {
 fn prepare(cli: &Cli) -> anyhow::Result<(Settings, Paths, PathBuf)> {
     let paths = Paths::discover()?;
     let file = config::load_file(&paths.config_file)?;
-    let flags = Flags {
-        provider: cli.provider,
-        model: cli.model.clone(),
-        base_url: cli.base_url.clone(),
-        approval: cli.approval,
-    };
-    let settings = config::resolve(&file, &|name| std::env::var(name).ok(), &flags, &paths)?;
+    let settings = config::resolve(&file, &|name| std::env::var(name).ok(), &flags(cli), &paths)?;
     let workspace = match &cli.cwd {
         Some(dir) => dir.clone(),
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
     Ok((settings, paths, workspace))
+}
+
+fn flags(cli: &Cli) -> Flags {
+    Flags {
+        provider: cli.provider,
+        model: cli.model.clone(),
+        base_url: cli.base_url.clone(),
+        approval: cli.approval,
+    }
 }
 
 fn read_task(task: &str) -> anyhow::Result<String> {

@@ -102,33 +102,32 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
     system.extend(instructions.text);
     let tools = Registry::core();
     let approvals = Arc::new(approval::ApprovalDesk::new(setup.approval, events.clone()));
+    // Full outputs of clipped commands go where `read` may open them.
+    let shell = Arc::new(Shell::new(
+        &root,
+        ShellConfig {
+            outputs_dir: Some(setup.outputs_dir.clone()),
+            ..setup.shell
+        },
+    ));
     let tool_ctx = ToolCtx {
         workspace: Arc::new(workspace),
         ledger: Arc::new(ReadLedger::default()),
         approver: approvals.clone(),
-        // Full outputs of clipped commands go where `read` may open them.
-        shell: Arc::new(Shell::new(
-            &root,
-            ShellConfig {
-                outputs_dir: Some(setup.outputs_dir.clone()),
-                ..setup.shell
-            },
-        )),
+        shell: shell.clone(),
         linter: Arc::new(Linter::new(&root, setup.lint)),
         output: OutputSink::default(),
         call_id: String::new(),
         cancel: CancellationToken::new(),
     };
-    let started = Event::SessionStarted {
-        model: setup.client.model().to_string(),
-        workspace: root.display().to_string(),
-        instructions: instructions
-            .files
-            .iter()
-            .map(|path| path.display().to_string())
-            .collect(),
-        mode: setup.approval,
-    };
+    let model = setup.client.model().to_string();
+    let workspace = root.display().to_string();
+    let instructions = instructions
+        .files
+        .iter()
+        .map(|path| path.display().to_string())
+        .collect();
+    let mode = setup.approval;
     let agent = turn::Agent {
         client: setup.client,
         tool_specs: tools.specs(),
@@ -146,7 +145,18 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
         session_usage: Usage::default(),
     };
     tokio::spawn(async move {
-        events.emit(started).await;
+        // Probing the sandbox runs its launcher once, so it happens here, off the
+        // caller's path; the first shell command waits for the same probe.
+        let sandbox = shell.protections().await;
+        events
+            .emit(Event::SessionStarted {
+                model,
+                workspace,
+                instructions,
+                mode,
+                sandbox,
+            })
+            .await;
         agent.run().await;
     });
     Ok((

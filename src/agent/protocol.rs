@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::diff::HunkId;
 use crate::policy::{ApprovalMode, Decision};
 use crate::provider::{StopReason, Usage};
+use crate::shell::sandbox::Protections;
 
 /// What a front end asks of the agent.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,12 +41,14 @@ pub enum Command {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
-    /// The agent is ready. `instructions` lists the project instruction files loaded.
+    /// The agent is ready. `instructions` lists the project instruction files loaded;
+    /// `sandbox` is what protects the user from the shell's commands, as applied.
     SessionStarted {
         model: String,
         workspace: String,
         instructions: Vec<String>,
         mode: ApprovalMode,
+        sandbox: Protections,
     },
     /// A user message was delivered to the model (a steering message included).
     UserMessageDelivered {

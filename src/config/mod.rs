@@ -16,6 +16,7 @@ use crate::lint::LintConfig;
 use crate::policy::ApprovalMode;
 use crate::provider::{Endpoint, Wire};
 use crate::shell::ShellConfig;
+use crate::shell::sandbox::SandboxConfig;
 
 /// Output tokens per model call unless configured.
 pub const DEFAULT_MAX_TOKENS: u32 = 16_384;
@@ -41,6 +42,9 @@ pub struct FileConfig {
     /// `[lint]`: checks after every write and after each batch of edits.
     #[serde(default)]
     pub lint: LintConfig,
+    /// `[sandbox]`: how the shell is confined.
+    #[serde(default)]
+    pub sandbox: SandboxSection,
 }
 
 /// The `[shell]` table; unset fields keep [`ShellConfig`]'s defaults.
@@ -54,6 +58,9 @@ pub struct ShellSection {
     /// Seconds of silence after which a command blocked reading the terminal is stopped
     /// as "waiting for input"; 0 turns the check off.
     pub input_wait_secs: Option<u64>,
+    /// Variables the shell inherits although they look like credentials.
+    #[serde(default)]
+    pub keep_env: Vec<String>,
 }
 
 impl ShellSection {
@@ -67,7 +74,60 @@ impl ShellSection {
         if let Some(secs) = self.input_wait_secs {
             config.input_wait = (secs > 0).then(|| Duration::from_secs(secs));
         }
+        config.secrets.keep.clone_from(&self.keep_env);
         config
+    }
+}
+
+/// The `[sandbox]` table: on, without network, by default.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxSection {
+    /// Confine the shell at all (default true).
+    pub enabled: Option<bool>,
+    /// Let commands use the network (default false).
+    pub network: Option<bool>,
+    /// More writable paths: absolute, or `~/...` in the home directory.
+    #[serde(default)]
+    pub writable: Vec<String>,
+}
+
+impl SandboxSection {
+    fn resolve(
+        &self,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Option<SandboxConfig>, ConfigError> {
+        if !self.enabled.unwrap_or(true) {
+            return Ok(None);
+        }
+        let writable = self
+            .writable
+            .iter()
+            .map(|path| writable_path(path, env))
+            .collect::<Result<_, _>>()?;
+        Ok(Some(SandboxConfig {
+            launcher: None,
+            network: self.network.unwrap_or(false),
+            writable,
+        }))
+    }
+}
+
+fn writable_path(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, ConfigError> {
+    let bad = |message: &str| ConfigError::BadSetting {
+        setting: "[sandbox] writable",
+        message: format!("`{text}` {message}"),
+    };
+    let path = match text.strip_prefix("~/") {
+        Some(rest) => {
+            PathBuf::from(env("HOME").ok_or_else(|| bad("needs HOME to be set"))?).join(rest)
+        }
+        None => PathBuf::from(text),
+    };
+    if path.is_absolute() {
+        Ok(path)
+    } else {
+        Err(bad("is not an absolute path (or one starting with ~/)"))
     }
 }
 
@@ -84,6 +144,8 @@ pub struct Flags {
 #[derive(Clone, Debug)]
 pub struct Settings {
     pub endpoint: Endpoint,
+    /// The variable the API key was looked up in.
+    pub api_key_env: String,
     pub approval: ApprovalMode,
     pub max_tokens: u32,
     pub shell: ShellConfig,
@@ -147,6 +209,11 @@ pub enum ConfigError {
     },
     #[error("environment variable {name}: {message}")]
     BadEnv { name: String, message: String },
+    #[error("{setting}: {message}")]
+    BadSetting {
+        setting: &'static str,
+        message: String,
+    },
     #[error("could not read {path}: {source}")]
     Read {
         path: PathBuf,
@@ -243,6 +310,9 @@ pub fn resolve(
         }
         (None, _) => vars.default_model.to_string(),
     };
+    let mut shell = resolve_shell(file, &env)?;
+    // The key duet itself uses never reaches the shell, whatever it is called.
+    shell.secrets.extra.push(key_env.clone());
     Ok(Settings {
         endpoint: Endpoint {
             wire,
@@ -250,15 +320,26 @@ pub fn resolve(
             api_key,
             model,
         },
+        api_key_env: key_env,
         approval: flags
             .approval
             .or(parse_env(&env, "DUET_APPROVAL")?)
             .or(file.approval)
             .unwrap_or_default(),
         max_tokens: file.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
-        shell: file.shell.apply(ShellConfig::default()),
+        shell,
         lint: file.lint.clone(),
     })
+}
+
+/// The shell's settings alone (`[shell]` and `[sandbox]`), which need no model.
+pub fn resolve_shell(
+    file: &FileConfig,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<ShellConfig, ConfigError> {
+    let mut shell = file.shell.apply(ShellConfig::default());
+    shell.sandbox = file.sandbox.resolve(env)?;
+    Ok(shell)
 }
 
 struct WireVars {
@@ -517,6 +598,7 @@ max_tokens = 4096
                 max_tokens: Some(4096),
                 shell: ShellSection::default(),
                 lint: LintConfig::default(),
+                sandbox: SandboxSection::default(),
             }
         );
     }
@@ -551,6 +633,70 @@ turn_checks = ["cargo check --quiet"]
             settings.lint.linters.get("*.py").map(String::as_str),
             Some("ruff check --quiet {path}")
         );
+    }
+
+    #[test]
+    fn the_sandbox_is_on_without_network_by_default() {
+        let settings = resolve_with(
+            &FileConfig::default(),
+            &[("ANTHROPIC_API_KEY", "k")],
+            &Flags::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            settings.shell.sandbox,
+            Some(SandboxConfig {
+                launcher: None,
+                network: false,
+                writable: Vec::new(),
+            })
+        );
+        assert_eq!(settings.api_key_env, "ANTHROPIC_API_KEY");
+        assert_eq!(settings.shell.secrets.extra, ["ANTHROPIC_API_KEY"]);
+    }
+
+    #[test]
+    fn sandbox_and_secret_settings_reach_the_shell() {
+        let text = r#"
+api_key_env = "WORK_CLAUDE_KEY"
+provider = "anthropic"
+
+[shell]
+keep_env = ["AWS_PROFILE"]
+
+[sandbox]
+network = true
+writable = ["~/.cache", "/opt/cache"]
+"#;
+        let file = parse_file(Path::new("c.toml"), text).unwrap();
+        let vars = [("WORK_CLAUDE_KEY", "w"), ("HOME", "/home/u")];
+        let settings = resolve_with(&file, &vars, &Flags::default()).unwrap();
+        assert_eq!(settings.shell.secrets.keep, ["AWS_PROFILE"]);
+        assert!(settings.shell.secrets.hides("WORK_CLAUDE_KEY"));
+        assert!(!settings.shell.secrets.hides("AWS_PROFILE"));
+        assert_eq!(
+            settings.shell.sandbox,
+            Some(SandboxConfig {
+                launcher: None,
+                network: true,
+                writable: vec!["/home/u/.cache".into(), "/opt/cache".into()],
+            })
+        );
+
+        let off = parse_file(Path::new("c.toml"), "[sandbox]\nenabled = false\n").unwrap();
+        let settings = resolve_with(&off, &[("ANTHROPIC_API_KEY", "k")], &Flags::default());
+        assert_eq!(settings.unwrap().shell.sandbox, None);
+    }
+
+    #[test]
+    fn a_relative_writable_path_is_refused_by_name() {
+        let file = parse_file(Path::new("c.toml"), "[sandbox]\nwritable = [\"cache\"]\n").unwrap();
+        let error = resolve_with(&file, &[("ANTHROPIC_API_KEY", "k")], &Flags::default())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(error.contains("[sandbox] writable"), "{error}");
+        assert!(error.contains("`cache`"), "{error}");
     }
 
     #[test]

@@ -116,6 +116,7 @@ impl Printer for HumanPrinter {
                 workspace,
                 instructions,
                 mode,
+                sandbox,
             } => {
                 let header = self.paint(
                     Style::Dim,
@@ -129,6 +130,8 @@ impl Printer for HumanPrinter {
                     );
                     self.line(out, &list)?;
                 }
+                let sandbox = self.paint(Style::Dim, &format!("sandbox: {}", sandbox.summary()));
+                self.line(out, &sandbox)?;
             }
             Event::UserMessageDelivered { text } => {
                 let mut lines = text.lines();

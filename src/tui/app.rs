@@ -14,6 +14,7 @@ use ratatui::layout::{Constraint, Layout};
 
 use crate::agent::{AgentHandle, Command, Event, TurnOutcome};
 use crate::policy::ApprovalMode;
+use crate::shell::sandbox::Protections;
 
 use super::action::{Action, Context};
 use super::composer::{Composer, ComposerOutcome, PendingView};
@@ -66,6 +67,8 @@ pub struct App {
     mode: ApprovalMode,
     tokens: (u64, u64),
     git: GitStatus,
+    /// What protects the user from the shell, once the session has said.
+    sandbox: Option<Protections>,
     turn_running: bool,
     interrupting: bool,
     running_tools: usize,
@@ -95,6 +98,7 @@ impl App {
             mode: ApprovalMode::default(),
             tokens: (0, 0),
             git: GitStatus::default(),
+            sandbox: None,
             turn_running: false,
             interrupting: false,
             running_tools: 0,
@@ -130,9 +134,15 @@ impl App {
     pub fn on_agent_event(&mut self, event: &Event, now: Instant) -> Effect {
         let mut effect = Effect::Nothing;
         match event {
-            Event::SessionStarted { model, mode, .. } => {
+            Event::SessionStarted {
+                model,
+                mode,
+                sandbox,
+                ..
+            } => {
                 self.model.clone_from(model);
                 self.mode = *mode;
+                self.sandbox = Some(sandbox.clone());
             }
             Event::ModeChanged { mode } => self.mode = *mode,
             Event::Usage { session, .. } => {
@@ -509,6 +519,7 @@ impl App {
             branch: self.git.branch.clone(),
             dirty: self.git.dirty,
             activity: self.activity(),
+            sandbox: self.sandbox.clone(),
         }
     }
 
@@ -792,6 +803,14 @@ mod tests {
             workspace: "/repo".into(),
             instructions: vec!["/repo/CLAUDE.md".into()],
             mode: ApprovalMode::AutoEdit,
+            sandbox: crate::shell::sandbox::Protections {
+                network: crate::shell::sandbox::NetworkIsolation::Isolated {
+                    loopback_up: true,
+                    locked: true,
+                },
+                writes: crate::shell::sandbox::WriteLimits::Landlock { abi: 5 },
+                secrets_scrubbed: 2,
+            },
         });
         h.say("why does the parser fail?");
         h.event(Event::UserMessageDelivered {

@@ -113,11 +113,13 @@ impl Transcript {
                 workspace,
                 instructions,
                 mode,
+                sandbox,
             } => {
                 let mut text = format!("duet · {model} · {mode} · {workspace}");
                 if !instructions.is_empty() {
                     text.push_str(&format!("\ninstructions: {}", instructions.join(", ")));
                 }
+                text.push_str(&format!("\nsandbox: {}", sandbox.summary()));
                 self.push_notice(&text, NoticeKind::Info);
             }
             Event::UserMessageDelivered { text } => {

@@ -1,0 +1,106 @@
+use pretty_assertions::assert_eq;
+
+use super::*;
+
+fn confinement(network: bool, abi: Option<u8>) -> Confinement {
+    Confinement {
+        network: if network {
+            NetworkIsolation::Isolated {
+                loopback_up: true,
+                locked: true,
+            }
+        } else {
+            NetworkIsolation::Open {
+                why: "no namespaces".into(),
+            }
+        },
+        writes: match abi {
+            Some(abi) => WriteLimits::Landlock { abi },
+            None => WriteLimits::Unlimited {
+                why: "no Landlock".into(),
+            },
+        },
+    }
+}
+
+#[test]
+fn a_shell_must_keep_every_protection_the_probe_found() {
+    let promised = confinement(true, Some(5));
+    assert_eq!(confinement(true, Some(5)).keeps(&promised), Ok(()));
+    let lost_network = confinement(false, Some(5)).keeps(&promised).unwrap_err();
+    assert!(lost_network.contains("network"), "{lost_network}");
+    let lost_writes = confinement(true, None).keeps(&promised).unwrap_err();
+    assert!(lost_writes.contains("no Landlock"), "{lost_writes}");
+    let weaker = confinement(true, Some(3)).keeps(&promised).unwrap_err();
+    assert!(weaker.contains("ABI 5 to 3"), "{weaker}");
+}
+
+#[test]
+fn more_than_promised_is_fine() {
+    let promised = confinement(false, None);
+    assert_eq!(confinement(true, Some(5)).keeps(&promised), Ok(()));
+}
+
+#[test]
+fn the_badge_names_what_is_active() {
+    let badge = |network, abi| Protections::new(confinement(network, abi), 0).badge();
+    assert_eq!(badge(true, Some(5)), "net+fs");
+    assert_eq!(badge(true, None), "net");
+    assert_eq!(badge(false, Some(1)), "fs");
+    assert_eq!(badge(false, None), "off");
+}
+
+#[test]
+fn the_summary_and_details_say_why() {
+    let protections = Protections::new(confinement(false, Some(5)), 1);
+    assert_eq!(
+        protections.summary(),
+        "network open · writes limited (Landlock ABI 5) · 1 secret scrubbed"
+    );
+    assert_eq!(protections.network.to_string(), "open: no namespaces");
+    let root_only = NetworkIsolation::Isolated {
+        loopback_up: false,
+        locked: false,
+    };
+    let text = root_only.to_string();
+    assert!(text.contains("no interface up"), "{text}");
+    assert!(text.contains("root shell could rejoin"), "{text}");
+    let old = WriteLimits::Landlock { abi: 2 }.to_string();
+    assert!(old.contains("truncating"), "{old}");
+}
+
+#[test]
+fn reports_round_trip_through_json() {
+    let original = confinement(true, Some(5));
+    let text = serde_json::to_string(&original).unwrap();
+    assert_eq!(
+        serde_json::from_str::<Confinement>(&text).unwrap(),
+        original
+    );
+}
+
+#[test]
+fn a_missing_or_garbled_report_is_an_error_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = read_report(dir.path()).unwrap_err();
+    assert!(missing.contains(REPORT_FILE), "{missing}");
+    std::fs::write(dir.path().join(REPORT_FILE), "{").unwrap();
+    let garbled = read_report(dir.path()).unwrap_err();
+    assert!(garbled.contains("unreadable"), "{garbled}");
+}
+
+#[tokio::test]
+async fn a_launcher_that_cannot_run_leaves_the_shell_unconfined_and_says_why() {
+    let config = SandboxConfig {
+        launcher: Some(PathBuf::from("/nonexistent/duet")),
+        ..SandboxConfig::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let Err(confinement) = Plan::probe(&config, dir.path(), dir.path()).await else {
+        panic!("a missing launcher cannot be probed");
+    };
+    assert!(!confinement.network_isolated());
+    assert!(!confinement.writes_limited());
+    let text = confinement.network.to_string();
+    assert!(text.contains("/nonexistent/duet"), "{text}");
+}
