@@ -126,6 +126,35 @@ async fn writes_stay_in_the_workspace_and_temp_dir() {
 }
 
 #[tokio::test]
+async fn git_can_commit_in_a_worktree_whose_repository_lies_outside() {
+    // The repository lives under the target directory: outside the workspace (the
+    // worktree) and outside the temp dir, both writable anyway.
+    let main = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let repository = git2::Repository::init(main.path()).unwrap();
+    let signature = git2::Signature::now("T", "t@example.com").unwrap();
+    let tree = repository
+        .find_tree(repository.index().unwrap().write_tree().unwrap())
+        .unwrap();
+    repository
+        .commit(Some("HEAD"), &signature, &signature, "first", &tree, &[])
+        .unwrap();
+    let parent = tempfile::tempdir().unwrap();
+    let worktree_path = parent.path().join("feature");
+    repository
+        .worktree("feature", &worktree_path, None)
+        .unwrap();
+    let confined = shell(&worktree_path, true);
+    let (code, output) = run(
+        &confined,
+        "echo b > b.txt && git add b.txt && \
+         git -c user.name=T -c user.email=t@example.com commit -q -m 'add b' && \
+         git log --oneline | wc -l",
+    )
+    .await;
+    assert_eq!((code, output.trim()), (0, "2"), "{output}");
+}
+
+#[tokio::test]
 async fn cwd_and_environment_persist_through_the_launcher() {
     let repo = TestRepo::with_files(&[("sub/b.txt", "b\n")]);
     let confined = shell(repo.path(), true);
@@ -138,6 +167,42 @@ async fn cwd_and_environment_persist_through_the_launcher() {
     );
     // Rust ignores SIGPIPE; the launcher must not pass that on to the shell.
     assert_eq!(run(&confined, "yes | head -n 1").await, (0, "y\n".into()));
+}
+
+#[tokio::test]
+async fn stuck_commands_are_still_recognised_and_stopped() {
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let confined = shell(repo.path(), true);
+    assert_eq!(run(&confined, "export KEPT=yes").await.0, 0);
+    let cancel = CancellationToken::new();
+    let mut ignore = |_: String| {};
+    let waiting = confined
+        .run(Request {
+            command: "read -r answer",
+            timeout: Duration::from_secs(20),
+            cancel: &cancel,
+            on_output: &mut ignore,
+        })
+        .await
+        .unwrap();
+    assert!(
+        matches!(waiting.end, End::WaitingForInput { .. }),
+        "{waiting:?}"
+    );
+    let timed_out = confined
+        .run(Request {
+            command: "sleep 30",
+            timeout: Duration::from_millis(300),
+            cancel: &cancel,
+            on_output: &mut ignore,
+        })
+        .await
+        .unwrap();
+    assert!(
+        matches!(timed_out.end, End::TimedOut { .. }),
+        "{timed_out:?}"
+    );
+    assert_eq!(run(&confined, "echo $KEPT").await, (0, "yes\n".into()));
 }
 
 #[tokio::test]

@@ -15,7 +15,7 @@ use std::fs::File;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::{Confinement, REPORT_FILE, SandboxConfig};
+use super::{Confinement, REPORT_FILE};
 
 /// The hidden subcommand of the `duet` binary that runs the launcher.
 pub const SUBCOMMAND: &str = "__sandbox";
@@ -65,19 +65,24 @@ pub enum LaunchError {
     },
 }
 
-/// The launcher options that carry `config` (everything but the report and program).
-pub(crate) fn options(config: &SandboxConfig, workspace: &Path, temp_dir: &Path) -> Vec<OsString> {
+/// The launcher options for the settings (everything but the report and program).
+pub(crate) fn options(
+    workspace: &Path,
+    temp_dir: &Path,
+    writable: &[PathBuf],
+    network: bool,
+) -> Vec<OsString> {
     let mut options: Vec<OsString> = vec![
         "--workspace".into(),
         workspace.into(),
         "--tmp".into(),
         temp_dir.into(),
     ];
-    for path in &config.writable {
+    for path in writable {
         options.push("--writable".into());
         options.push(path.into());
     }
-    if config.network {
+    if network {
         options.push("--allow-network".into());
     }
     options
@@ -181,14 +186,10 @@ mod tests {
     }
 
     #[test]
-    fn the_options_built_for_a_config_parse_back() {
-        let config = SandboxConfig {
-            launcher: None,
-            network: true,
-            writable: vec![PathBuf::from("/home/u/.cache")],
-        };
+    fn the_options_built_for_settings_parse_back() {
+        let writable = [PathBuf::from("/home/u/.cache")];
         let mut argv = vec![OsString::from(SUBCOMMAND)];
-        argv.extend(options(&config, Path::new("/w"), Path::new("/t")));
+        argv.extend(options(Path::new("/w"), Path::new("/t"), &writable, true));
         argv.extend(["--report-dir", "/t/r", "--", "bash", "-i"].map(OsString::from));
         assert_eq!(
             parse(argv).unwrap(),

@@ -242,9 +242,11 @@ impl Plan {
                 Confinement::none(&format!("cannot find duet's own executable: {error}"))
             })?,
         };
+        let mut writable = config.writable.clone();
+        writable.extend(repository_dirs(workspace));
         let mut plan = Plan {
             launcher,
-            options: launcher::options(config, workspace, temp_dir),
+            options: launcher::options(workspace, temp_dir, &writable, config.network),
             promised: Confinement::none("not probed"),
         };
         plan.promised = plan.run_probe(temp_dir).await.map_err(|reason| {
@@ -314,6 +316,43 @@ impl Plan {
             .keeps(&self.promised)
             .map_err(|reason| format!("the sandbox could not be applied as probed: {reason}"))
     }
+}
+
+/// The git directories of the repository the workspace belongs to, when they lie
+/// outside it: the `.git` of an enclosing repository, or the directories a `.git`
+/// file points to (a worktree's, and the common one it shares). Without them `git
+/// commit` would fail in the sandbox.
+fn repository_dirs(workspace: &Path) -> Vec<PathBuf> {
+    let Some(dot_git) = workspace
+        .ancestors()
+        .map(|dir| dir.join(".git"))
+        .find(|candidate| candidate.exists())
+    else {
+        return Vec::new();
+    };
+    let mut dirs = Vec::new();
+    if dot_git.is_dir() {
+        dirs.push(dot_git);
+    } else if let Some(git_dir) = linked_git_dir(&dot_git) {
+        if let Ok(common) = std::fs::read_to_string(git_dir.join("commondir")) {
+            dirs.push(git_dir.join(common.trim()));
+        }
+        dirs.push(git_dir);
+    }
+    let workspace = workspace
+        .canonicalize()
+        .unwrap_or_else(|_| workspace.to_path_buf());
+    dirs.into_iter()
+        .filter_map(|dir| dir.canonicalize().ok())
+        .filter(|dir| !dir.starts_with(&workspace))
+        .collect()
+}
+
+/// The directory a `.git` file (`gitdir: <path>`) names, relative to the file.
+fn linked_git_dir(dot_git: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(dot_git).ok()?;
+    let target = text.lines().next()?.strip_prefix("gitdir:")?.trim();
+    Some(dot_git.parent()?.join(target))
 }
 
 fn read_report(dir: &Path) -> Result<Confinement, String> {

@@ -104,3 +104,34 @@ async fn a_launcher_that_cannot_run_leaves_the_shell_unconfined_and_says_why() {
     let text = confinement.network.to_string();
     assert!(text.contains("/nonexistent/duet"), "{text}");
 }
+
+#[test]
+fn a_workspace_inside_a_repository_may_write_its_git_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    let sub = repo.join("crates/core");
+    std::fs::create_dir_all(&sub).unwrap();
+    assert_eq!(repository_dirs(&sub), [repo.join(".git")]);
+    // At the root, the git dir is inside the workspace already.
+    assert_eq!(repository_dirs(&repo), Vec::<PathBuf>::new());
+}
+
+#[test]
+fn a_worktree_may_write_its_own_and_the_shared_git_dir() {
+    let main = tempfile::tempdir().unwrap();
+    let main = main.path().canonicalize().unwrap();
+    let worktree_git = main.join(".git/worktrees/feature");
+    std::fs::create_dir_all(&worktree_git).unwrap();
+    std::fs::write(worktree_git.join("commondir"), "../..\n").unwrap();
+    let worktree = tempfile::tempdir().unwrap();
+    std::fs::write(
+        worktree.path().join(".git"),
+        format!("gitdir: {}\n", worktree_git.display()),
+    )
+    .unwrap();
+    assert_eq!(
+        repository_dirs(worktree.path()),
+        [main.join(".git"), worktree_git]
+    );
+}
