@@ -5,7 +5,7 @@
 //! Owns: the launcher's command line and the order of the steps (report file opened,
 //! network isolated, writes limited, report written, exec). Does not own: the
 //! confinement mechanisms (the platform module) or deciding whether a report is good
-//! enough (the [`super::Plan`] that started the launcher).
+//! enough (the sandbox's `Plan`, which started the launcher).
 //! Invariant: the report says exactly what was applied, and is complete before the
 //! program starts; a failure half way leaves the launcher exiting, never the program
 //! running with less than the report says.
@@ -20,7 +20,7 @@ use super::{Confinement, REPORT_FILE};
 /// The hidden subcommand of the `duet` binary that runs the launcher.
 pub const SUBCOMMAND: &str = "__sandbox";
 
-/// Arguments of `duet __sandbox`. Built by [`super::Plan`]; not meant for people.
+/// Arguments of `duet __sandbox`, built by the sandbox's `Plan`; not meant for people.
 #[derive(clap::Args, Clone, Debug, PartialEq, Eq)]
 pub struct LauncherArgs {
     /// The workspace, writable.

@@ -1,5 +1,6 @@
-//! The shell's sandbox: no network, and writes only to the workspace, the temp dir
-//! and the usual device files, as far as the kernel allows.
+//! The shell's sandbox: no network, and writes only to the workspace (with its
+//! repository's git directories), the temp dir and the usual device files, as far as
+//! the kernel allows.
 //!
 //! duet cannot confine a process portable-pty spawns, so the shell is started through
 //! a launcher: duet's own binary as `duet __sandbox ... -- bash ...`, which confines
@@ -27,7 +28,7 @@ use serde::{Deserialize, Serialize};
 /// The newest Landlock ABI whose access rights duet asks for. Later ABIs add rights
 /// (such as connecting to Unix sockets) that would change what commands may do, so
 /// raising this is a deliberate, tested change.
-pub const TARGET_LANDLOCK_ABI: u8 = 5;
+pub(crate) const TARGET_LANDLOCK_ABI: u8 = 5;
 /// How long the probe launcher may take; it only makes a few system calls.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 /// The name of the launcher's report in the directory given to it.
@@ -218,12 +219,11 @@ impl std::fmt::Display for WriteLimits {
     }
 }
 
-/// How shells of one session are confined: the launcher, its settings, and what the
-/// probe found it achieves here.
+/// How shells of one session are confined: the launcher command, and what the probe
+/// found it achieves here.
 #[derive(Clone, Debug)]
 pub(crate) struct Plan {
-    launcher: PathBuf,
-    options: Vec<OsString>,
+    command: LauncherCommand,
     promised: Confinement,
 }
 
@@ -236,7 +236,7 @@ impl Plan {
         workspace: &Path,
         temp_dir: &Path,
     ) -> Result<Plan, Confinement> {
-        let launcher = match &config.launcher {
+        let program = match &config.launcher {
             Some(path) => path.clone(),
             None => std::env::current_exe().map_err(|error| {
                 Confinement::none(&format!("cannot find duet's own executable: {error}"))
@@ -244,37 +244,14 @@ impl Plan {
         };
         let mut writable = config.writable.clone();
         writable.extend(repository_dirs(workspace));
-        let mut plan = Plan {
-            launcher,
+        let command = LauncherCommand {
+            program,
             options: launcher::options(workspace, temp_dir, &writable, config.network),
-            promised: Confinement::none("not probed"),
         };
-        plan.promised = plan.run_probe(temp_dir).await.map_err(|reason| {
+        let promised = command.probe(temp_dir).await.map_err(|reason| {
             Confinement::none(&format!("the sandbox launcher did not run: {reason}"))
         })?;
-        Ok(plan)
-    }
-
-    async fn run_probe(&self, temp_dir: &Path) -> Result<Confinement, String> {
-        let dir = tempfile::Builder::new()
-            .prefix("duet-sandbox-probe-")
-            .tempdir_in(temp_dir)
-            .map_err(|error| format!("cannot create a directory for its report: {error}"))?;
-        let mut command = tokio::process::Command::new(&self.launcher);
-        command
-            .args(self.arguments(dir.path()))
-            .arg("--probe")
-            .stdin(std::process::Stdio::null())
-            .kill_on_drop(true);
-        let output = tokio::time::timeout(PROBE_TIMEOUT, command.output())
-            .await
-            .map_err(|_| format!("it took longer than {} s", PROBE_TIMEOUT.as_secs()))?
-            .map_err(|error| format!("{}: {error}", self.launcher.display()))?;
-        if !output.status.success() {
-            let stderr = String::from_utf8_lossy(&output.stderr);
-            return Err(format!("{} ({})", stderr.trim(), output.status));
-        }
-        read_report(dir.path())
+        Ok(Plan { command, promised })
     }
 
     /// What every shell started with this plan is confined by.
@@ -283,7 +260,7 @@ impl Plan {
     }
 
     pub(crate) fn launcher(&self) -> &Path {
-        &self.launcher
+        &self.command.program
     }
 
     /// The launcher's arguments for running `program args...` confined, reporting into
@@ -294,18 +271,10 @@ impl Plan {
         program: &Path,
         args: &[&str],
     ) -> Vec<OsString> {
-        let mut all = self.arguments(report_dir);
+        let mut all = self.command.arguments(report_dir);
         all.push("--".into());
         all.push(program.as_os_str().to_os_string());
         all.extend(args.iter().map(OsString::from));
-        all
-    }
-
-    fn arguments(&self, report_dir: &Path) -> Vec<OsString> {
-        let mut all = vec![OsString::from(launcher::SUBCOMMAND)];
-        all.extend(self.options.iter().cloned());
-        all.push("--report-dir".into());
-        all.push(report_dir.as_os_str().to_os_string());
         all
     }
 
@@ -315,6 +284,47 @@ impl Plan {
         achieved
             .keeps(&self.promised)
             .map_err(|reason| format!("the sandbox could not be applied as probed: {reason}"))
+    }
+}
+
+/// `duet __sandbox` with the session's settings.
+#[derive(Clone, Debug)]
+struct LauncherCommand {
+    program: PathBuf,
+    options: Vec<OsString>,
+}
+
+impl LauncherCommand {
+    /// Runs the launcher with `--probe` and reads what it achieved.
+    async fn probe(&self, temp_dir: &Path) -> Result<Confinement, String> {
+        let dir = tempfile::Builder::new()
+            .prefix("duet-sandbox-probe-")
+            .tempdir_in(temp_dir)
+            .map_err(|error| format!("cannot create a directory for its report: {error}"))?;
+        let mut command = tokio::process::Command::new(&self.program);
+        command
+            .args(self.arguments(dir.path()))
+            .arg("--probe")
+            .stdin(std::process::Stdio::null())
+            .kill_on_drop(true);
+        let output = tokio::time::timeout(PROBE_TIMEOUT, command.output())
+            .await
+            .map_err(|_| format!("it took longer than {} s", PROBE_TIMEOUT.as_secs()))?
+            .map_err(|error| format!("{}: {error}", self.program.display()))?;
+        if !output.status.success() {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            return Err(format!("{} ({})", stderr.trim(), output.status));
+        }
+        read_report(dir.path())
+    }
+
+    /// The subcommand, the settings and where to report.
+    fn arguments(&self, report_dir: &Path) -> Vec<OsString> {
+        let mut all = vec![OsString::from(launcher::SUBCOMMAND)];
+        all.extend(self.options.iter().cloned());
+        all.push("--report-dir".into());
+        all.push(report_dir.as_os_str().to_os_string());
+        all
     }
 }
 

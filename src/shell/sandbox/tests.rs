@@ -1,3 +1,6 @@
+//! The sandbox's reports, checks and settings; the launcher itself is exercised
+//! through the real binary in `tests/suite/sandbox.rs`.
+
 use pretty_assertions::assert_eq;
 
 use super::*;
