@@ -130,8 +130,12 @@ impl Printer for HumanPrinter {
                     );
                     self.line(out, &list)?;
                 }
-                let sandbox = self.paint(Style::Dim, &format!("sandbox: {}", sandbox.summary()));
-                self.line(out, &sandbox)?;
+                let summary = self.paint(Style::Dim, &format!("sandbox: {}", sandbox.summary()));
+                self.line(out, &summary)?;
+                for gap in sandbox.gaps() {
+                    let gap = self.paint(Style::Red, &format!("  {gap}"));
+                    self.line(out, &gap)?;
+                }
             }
             Event::UserMessageDelivered { text } => {
                 let mut lines = text.lines();

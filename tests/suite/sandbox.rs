@@ -272,6 +272,30 @@ async fn the_json_session_start_carries_the_protections() {
 }
 
 #[tokio::test]
+async fn a_sandbox_turned_off_is_reported_with_its_reason() {
+    let server = ScriptedServer::start(Script::load("stream_text")).await;
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let home = tempfile::tempdir().unwrap();
+    let config_dir = home.path().join("config/duet");
+    std::fs::create_dir_all(&config_dir).unwrap();
+    std::fs::write(
+        config_dir.join("config.toml"),
+        "[sandbox]\nenabled = false\n",
+    )
+    .unwrap();
+    let env = wire_env(&server, Wire::Anthropic);
+    let output = run_duet(repo.path(), home.path(), &env, &["exec", "hi"]).await;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    for needle in [
+        "sandbox: network open · writes unlimited · 1 secret scrubbed",
+        "no sandbox: the sandbox is turned off ([sandbox] enabled = false)",
+    ] {
+        assert!(stdout.contains(needle), "missing {needle:?} in:\n{stdout}");
+    }
+}
+
+#[tokio::test]
 async fn doctor_reports_protections_and_never_a_key() {
     let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
     let home = tempfile::tempdir().unwrap();

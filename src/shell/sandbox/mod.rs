@@ -158,6 +158,23 @@ impl Protections {
         }
     }
 
+    /// Why each missing protection is missing, one line each (one in all when they
+    /// share the reason); empty when the shell is fully confined.
+    pub fn gaps(&self) -> Vec<String> {
+        match (&self.network, &self.writes) {
+            (NetworkIsolation::Open { why }, WriteLimits::Unlimited { why: same })
+                if why == same =>
+            {
+                vec![format!("no sandbox: {why}")]
+            }
+            (network, writes) => {
+                let network = (!self.network_isolated()).then(|| format!("network {network}"));
+                let writes = (!self.writes_limited()).then(|| format!("writes {writes}"));
+                network.into_iter().chain(writes).collect()
+            }
+        }
+    }
+
     /// One line: `network isolated · writes limited (Landlock ABI 5) · 2 secrets scrubbed`.
     pub fn summary(&self) -> String {
         let network = match self.network {

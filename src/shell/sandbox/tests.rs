@@ -138,3 +138,27 @@ fn a_worktree_may_write_its_own_and_the_shared_git_dir() {
         [main.join(".git"), worktree_git]
     );
 }
+
+#[test]
+fn gaps_say_why_each_missing_protection_is_missing() {
+    assert!(
+        Protections::new(confinement(true, Some(5)), 0)
+            .gaps()
+            .is_empty()
+    );
+    assert_eq!(
+        Protections::new(confinement(true, None), 0).gaps(),
+        ["writes unlimited: no Landlock"]
+    );
+    assert_eq!(
+        Protections::new(confinement(false, None), 0).gaps(),
+        [
+            "network open: no namespaces",
+            "writes unlimited: no Landlock"
+        ]
+    );
+    assert_eq!(
+        Protections::new(Confinement::none("turned off"), 0).gaps(),
+        ["no sandbox: turned off"]
+    );
+}

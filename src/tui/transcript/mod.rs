@@ -121,6 +121,10 @@ impl Transcript {
                 }
                 text.push_str(&format!("\nsandbox: {}", sandbox.summary()));
                 self.push_notice(&text, NoticeKind::Info);
+                let gaps = sandbox.gaps();
+                if !gaps.is_empty() {
+                    self.push_notice(&gaps.join("\n"), NoticeKind::Warning);
+                }
             }
             Event::UserMessageDelivered { text } => {
                 self.end_streams();
