@@ -248,7 +248,12 @@ impl Session {
         session
             .type_text(&flavor.source_line(&script))
             .map_err(|error| failed(format!("cannot write to its terminal: {error}")))?;
-        session.await_ready().await.map_err(failed)?;
+        if let Err(reason) = session.await_ready().await {
+            // The launcher's own account says more than "it exited".
+            let launch_failure =
+                sandbox.and_then(|plan| plan.launch_failure(session.scratch.path()));
+            return Err(failed(launch_failure.unwrap_or(reason)));
+        }
         if let Some(plan) = sandbox {
             // The setup script ran, but no command has: a shell that got less than the
             // probe promised is dropped (and killed) before it is given one.

@@ -551,10 +551,10 @@ while [ $# -gt 0 ]; do
     esac
 done
 if [ -n "$probe" ]; then
-    echo '{"network":{"state":"isolated","loopback_up":true,"locked":true},"writes":{"state":"landlock","abi":5}}' >"$report/sandbox-report.json"
+    echo '{"applied":{"network":{"state":"isolated","loopback_up":true,"locked":true},"writes":{"state":"landlock","abi":5}}}' >"$report/sandbox-report.json"
     exit 0
 fi
-echo '{"network":{"state":"open","why":"lost on the way"},"writes":{"state":"landlock","abi":5}}' >"$report/sandbox-report.json"
+echo '{"applied":{"network":{"state":"open","why":"lost on the way"},"writes":{"state":"landlock","abi":5}}}' >"$report/sandbox-report.json"
 exec "$@"
 "#;
 

@@ -177,6 +177,35 @@ async fn cwd_and_environment_persist_through_the_launcher() {
 }
 
 #[tokio::test]
+async fn a_shell_the_launcher_cannot_run_is_an_error_saying_why() {
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let confined = Shell::new(
+        repo.path(),
+        ShellConfig {
+            program: Some(PathBuf::from("no-such-shell-here")),
+            sandbox: Some(SandboxConfig {
+                launcher: Some(duet_binary()),
+                ..SandboxConfig::default()
+            }),
+            ..ShellConfig::default()
+        },
+    );
+    let cancel = CancellationToken::new();
+    let mut ignore = |_: String| {};
+    let error = confined
+        .run(Request {
+            command: "true",
+            timeout: Duration::from_secs(10),
+            cancel: &cancel,
+            on_output: &mut ignore,
+        })
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("cannot run no-such-shell-here"), "{error}");
+}
+
+#[tokio::test]
 async fn stuck_commands_are_still_recognised_and_stopped() {
     let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
     let confined = shell(repo.path(), true);

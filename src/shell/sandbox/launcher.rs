@@ -12,10 +12,10 @@
 
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::Write as _;
+use std::io::{Seek as _, Write as _};
 use std::path::{Path, PathBuf};
 
-use super::{Confinement, REPORT_FILE};
+use super::{Confinement, REPORT_FILE, Report};
 
 /// The hidden subcommand of the `duet` binary that runs the launcher.
 pub const SUBCOMMAND: &str = "__sandbox";
@@ -89,26 +89,56 @@ pub(crate) fn options(
 }
 
 /// Confines this process, reports, and runs the program in its place. Returns `Ok`
-/// only for `--probe`; otherwise it returns only on failure.
+/// only for `--probe`; otherwise it returns only on failure, which it reports too.
 pub fn run(args: &LauncherArgs) -> Result<(), LaunchError> {
-    let report_error = |source| LaunchError::Report {
-        dir: args.report_dir.clone(),
-        source,
-    };
     // Opened before the confinement, which may forbid creating it.
-    let mut report = File::create(args.report_dir.join(REPORT_FILE)).map_err(report_error)?;
-    let confinement = confine(args)?;
-    let text = serde_json::to_string(&confinement)
-        .map_err(|error| LaunchError::Setup(format!("cannot encode the report: {error}")))?;
-    report
-        .write_all(text.as_bytes())
-        .and_then(|()| report.sync_data())
-        .map_err(report_error)?;
-    drop(report);
-    if args.probe {
-        return Ok(());
+    let mut report = ReportFile::create(&args.report_dir)?;
+    let outcome = confine(args).and_then(|confinement| {
+        report.write(&Report::Applied(confinement))?;
+        if args.probe {
+            return Ok(());
+        }
+        // On success the report is closed by the exec (it is close-on-exec).
+        Err(exec(&args.command))
+    });
+    if let Err(error) = &outcome {
+        // Best effort: the error goes to stderr as well.
+        let _ = report.write(&Report::Failed(error.to_string()));
     }
-    Err(exec(&args.command))
+    outcome
+}
+
+/// The open report, rewritten in place when a later step fails.
+struct ReportFile {
+    file: File,
+    dir: PathBuf,
+}
+
+impl ReportFile {
+    fn create(dir: &Path) -> Result<Self, LaunchError> {
+        let file = File::create(dir.join(REPORT_FILE)).map_err(|source| LaunchError::Report {
+            dir: dir.to_path_buf(),
+            source,
+        })?;
+        Ok(Self {
+            file,
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    fn write(&mut self, report: &Report) -> Result<(), LaunchError> {
+        let text = serde_json::to_string(report)
+            .map_err(|error| LaunchError::Setup(format!("cannot encode the report: {error}")))?;
+        self.file
+            .set_len(0)
+            .and_then(|()| self.file.rewind())
+            .and_then(|()| self.file.write_all(text.as_bytes()))
+            .and_then(|()| self.file.sync_data())
+            .map_err(|source| LaunchError::Report {
+                dir: self.dir.clone(),
+                source,
+            })
+    }
 }
 
 /// Every path the program may write to.

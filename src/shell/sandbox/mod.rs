@@ -122,6 +122,16 @@ impl Confinement {
     }
 }
 
+/// What the launcher writes to its report file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Report {
+    /// Confined like this; the program starts next.
+    Applied(Confinement),
+    /// The launcher stopped before the program ran, for this reason.
+    Failed(String),
+}
+
 /// Everything that protects the user from the shell's commands, as actually applied.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Protections {
@@ -295,6 +305,14 @@ impl Plan {
         all
     }
 
+    /// Why the launcher of a shell that did not start gave up, if that is why.
+    pub(crate) fn launch_failure(&self, report_dir: &Path) -> Option<String> {
+        match read_report_file(report_dir) {
+            Ok(Report::Failed(reason)) => Some(reason),
+            _ => None,
+        }
+    }
+
     /// Checks a started shell's report against the probe's.
     pub(crate) fn verify(&self, report_dir: &Path) -> Result<(), String> {
         let achieved = read_report(report_dir)?;
@@ -382,7 +400,15 @@ fn linked_git_dir(dot_git: &Path) -> Option<PathBuf> {
     Some(dot_git.parent()?.join(target))
 }
 
+/// What the launcher achieved; its failure, or a missing report, is an error.
 fn read_report(dir: &Path) -> Result<Confinement, String> {
+    match read_report_file(dir)? {
+        Report::Applied(confinement) => Ok(confinement),
+        Report::Failed(reason) => Err(format!("the sandbox launcher failed: {reason}")),
+    }
+}
+
+fn read_report_file(dir: &Path) -> Result<Report, String> {
     let path = dir.join(REPORT_FILE);
     let text = std::fs::read_to_string(&path)
         .map_err(|error| format!("no sandbox report at {}: {error}", path.display()))?;

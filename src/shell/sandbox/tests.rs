@@ -74,12 +74,22 @@ fn the_summary_and_details_say_why() {
 
 #[test]
 fn reports_round_trip_through_json() {
-    let original = confinement(true, Some(5));
-    let text = serde_json::to_string(&original).unwrap();
-    assert_eq!(
-        serde_json::from_str::<Confinement>(&text).unwrap(),
-        original
-    );
+    for original in [
+        Report::Applied(confinement(true, Some(5))),
+        Report::Failed("cannot run zsh".into()),
+    ] {
+        let text = serde_json::to_string(&original).unwrap();
+        assert_eq!(serde_json::from_str::<Report>(&text).unwrap(), original);
+    }
+}
+
+#[test]
+fn a_failed_launch_is_an_error_with_its_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let failed = serde_json::to_string(&Report::Failed("cannot run zsh".into())).unwrap();
+    std::fs::write(dir.path().join(REPORT_FILE), failed).unwrap();
+    let error = read_report(dir.path()).unwrap_err();
+    assert!(error.contains("cannot run zsh"), "{error}");
 }
 
 #[test]
