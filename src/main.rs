@@ -37,6 +37,18 @@ struct Cli {
     /// Work in this directory instead of the current one.
     #[arg(long, short = 'C', global = true, value_name = "DIR")]
     cwd: Option<PathBuf>,
+    /// Stop a task after this many model calls (default 200).
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    max_steps: Option<u32>,
+    /// Stop a task after this many seconds.
+    #[arg(long, global = true, value_name = "SECS")]
+    max_time: Option<u64>,
+    /// Stop a task before its tokens (sent and received, all calls) would pass this.
+    #[arg(long, global = true, value_name = "TOKENS")]
+    max_total_tokens: Option<u64>,
+    /// Stop a task before its cost would pass this many US dollars.
+    #[arg(long, global = true, value_name = "USD")]
+    max_cost: Option<f64>,
     /// Keep the terminal's own scrollback: draw in a small area at the bottom instead of
     /// taking over the screen.
     #[arg(long)]
@@ -138,6 +150,12 @@ fn prepare(cli: &Cli) -> anyhow::Result<(Settings, Paths, PathBuf)> {
         model: cli.model.clone(),
         base_url: cli.base_url.clone(),
         approval: cli.approval,
+        budget: config::BudgetSection {
+            max_steps: cli.max_steps,
+            max_wall_secs: cli.max_time,
+            max_total_tokens: cli.max_total_tokens,
+            max_cost_usd: cli.max_cost,
+        },
     };
     let settings = config::resolve(&file, &|name| std::env::var(name).ok(), &flags, &paths)?;
     let workspace = match &cli.cwd {
@@ -186,6 +204,8 @@ fn start_agent(
         outputs_dir: paths.outputs_dir(&session_id()),
         shell: settings.shell,
         lint: settings.lint,
+        budget: settings.budget,
+        model_info: settings.model_info,
     })?)
 }
 

@@ -51,6 +51,30 @@ impl Conversation {
         }
     }
 
+    /// The calls of the latest assistant message and the results that answered them
+    /// (empty when the conversation does not end with a step that called tools).
+    pub(crate) fn last_exchange(&self) -> (Vec<&ToolCall>, Vec<&ToolResult>) {
+        match self.messages.as_slice() {
+            [.., call, answer] if call.role == Role::Assistant && answer.role == Role::User => {
+                (call.tool_calls().collect(), answer.tool_results().collect())
+            }
+            _ => (Vec::new(), Vec::new()),
+        }
+    }
+
+    /// The model's most recent text, if it wrote any.
+    pub(crate) fn last_assistant_text(&self) -> Option<&str> {
+        self.messages
+            .iter()
+            .rev()
+            .filter(|message| message.role == Role::Assistant)
+            .flat_map(|message| message.content.iter().rev())
+            .find_map(|block| match block {
+                Block::Text { text } if !text.trim().is_empty() => Some(text.as_str()),
+                _ => None,
+            })
+    }
+
     /// Checks the call/result pairing invariant; the error names the first offender.
     pub(crate) fn check_pairing(&self) -> Result<(), String> {
         let mut open: Vec<String> = Vec::new();
@@ -245,5 +269,33 @@ mod tests {
             vec![result("a"), result("a")],
         );
         assert!(twice.check_pairing().is_err());
+    }
+
+    #[test]
+    fn last_exchange_is_the_latest_calls_and_their_results() {
+        let mut conversation = Conversation::default();
+        conversation.push_user_text("t".into());
+        assert_eq!(conversation.last_exchange(), (Vec::new(), Vec::new()));
+        conversation.push_step(
+            vec![
+                Block::Text {
+                    text: "Reading.".into(),
+                },
+                Block::ToolCall(call("a")),
+            ],
+            vec![result("a")],
+        );
+        let (calls, results) = conversation.last_exchange();
+        assert_eq!(calls, vec![&call("a")]);
+        assert_eq!(results, vec![&result("a")]);
+        assert_eq!(conversation.last_assistant_text(), Some("Reading."));
+        conversation.push_step(
+            vec![Block::Text {
+                text: "Done.".into(),
+            }],
+            Vec::new(),
+        );
+        assert_eq!(conversation.last_exchange(), (Vec::new(), Vec::new()));
+        assert_eq!(conversation.last_assistant_text(), Some("Done."));
     }
 }

@@ -12,10 +12,12 @@
 //! [`Event`] receiver.
 
 mod approval;
+mod budget;
 mod context;
 mod conversation;
 mod events;
 pub mod protocol;
+mod repetition;
 mod scheduler;
 mod tool_runs;
 mod turn;
@@ -26,13 +28,14 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::config::{Budget, ModelInfo};
 use crate::lint::{LintConfig, Linter};
 use crate::policy::ApprovalMode;
 use crate::provider::{ModelClient, Usage};
 use crate::shell::{Shell, ShellConfig};
 use crate::tools::{OutputSink, ReadLedger, Registry, ToolCtx, Workspace};
 
-pub use protocol::{Command, Event, TurnOutcome};
+pub use protocol::{BudgetLimit, BudgetReport, Command, Event, TurnOutcome};
 
 /// Events buffered between the agent and a slow front end before the agent waits.
 const EVENT_BUFFER: usize = 1024;
@@ -48,6 +51,10 @@ pub struct AgentSetup {
     pub outputs_dir: PathBuf,
     pub shell: ShellConfig,
     pub lint: LintConfig,
+    /// Limits on each task.
+    pub budget: Budget,
+    /// The model's context window and prices, where known.
+    pub model_info: ModelInfo,
 }
 
 /// The front end's end of the command channel.
@@ -144,6 +151,10 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
         conversation: conversation::Conversation::default(),
         pending: Vec::new(),
         session_usage: Usage::default(),
+        budget: setup.budget,
+        model_info: setup.model_info,
+        meter: budget::TaskMeter::start(std::time::Instant::now()),
+        repetition: repetition::RepetitionGuard::default(),
     };
     tokio::spawn(async move {
         events.emit(started).await;

@@ -126,6 +126,11 @@ pub enum Event {
     Usage {
         call: Usage,
         session: Usage,
+        /// The session's cost in US dollars, when the model's prices are known.
+        session_cost_usd: Option<f64>,
+        /// The share of the context window the last call's prompt filled, when the
+        /// window is known.
+        context_used: Option<f32>,
     },
     /// The turn is over; the agent waits for the next message.
     TurnEnd {
@@ -143,6 +148,82 @@ pub enum TurnOutcome {
     Interrupted,
     /// The model call failed; `message` says why and what to check.
     Failed { message: String },
+    /// A budget limit would have been passed by the next model call, so it was not sent.
+    BudgetExhausted { report: BudgetReport },
+    /// The model repeated itself (same call or same error); `message` says how.
+    LoopDetected { message: String },
+}
+
+/// Which budget limit stopped a task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BudgetLimit {
+    Steps,
+    WallTime,
+    Tokens,
+    Cost,
+}
+
+impl BudgetLimit {
+    pub fn describe(self) -> &'static str {
+        match self {
+            BudgetLimit::Steps => "step limit",
+            BudgetLimit::WallTime => "time limit",
+            BudgetLimit::Tokens => "token limit",
+            BudgetLimit::Cost => "cost limit",
+        }
+    }
+}
+
+/// What a task stopped by its budget had done, and where it was.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BudgetReport {
+    pub limit: BudgetLimit,
+    /// How the limit was reached, e.g. "30 of 30 model calls made".
+    pub detail: String,
+    /// Model calls made.
+    pub steps: u32,
+    pub elapsed_ms: u64,
+    /// Tokens sent and received over all calls.
+    pub tokens: u64,
+    /// `None` when the model's prices are unknown.
+    pub cost_usd: Option<f64>,
+    pub tools_run: u32,
+    /// Files the task's writes and edits changed, in the order first changed.
+    pub files_changed: Vec<String>,
+    /// The model's last text: where it was when stopped, and what it meant to do next.
+    pub last_message: Option<String>,
+}
+
+impl BudgetReport {
+    /// The report as a few lines for a person.
+    pub fn render(&self) -> String {
+        let mut lines = vec![format!(
+            "Stopped by the {}: {}.",
+            self.limit.describe(),
+            self.detail
+        )];
+        let cost = self
+            .cost_usd
+            .map(|cost| format!(", ${cost:.4}"))
+            .unwrap_or_default();
+        lines.push(format!(
+            "Done: {} model calls, {} tool calls, {} tokens{cost}, {:.1} s.",
+            self.steps,
+            self.tools_run,
+            self.tokens,
+            self.elapsed_ms as f64 / 1000.0
+        ));
+        if !self.files_changed.is_empty() {
+            lines.push(format!("Changed: {}.", self.files_changed.join(", ")));
+        }
+        match &self.last_message {
+            Some(text) => lines.push(format!("Left off at: {}", text.trim())),
+            None => lines.push("The model had not said where it was.".to_string()),
+        }
+        lines.push("The task is not finished; send a message to continue it.".to_string());
+        lines.join("\n")
+    }
 }
 
 /// What a person is asked to approve.

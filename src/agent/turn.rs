@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use tokio::sync::mpsc;
@@ -19,11 +19,14 @@ use crate::provider::{
 use crate::tools::{OutputChunk, OutputSink, Registry, ToolCtx};
 
 use super::approval::ApprovalDesk;
+use super::budget::{self, TaskMeter};
 use super::context;
 use super::conversation::{AssistantDraft, Conversation};
 use super::events::EventSink;
 use super::protocol::{Command, Event, TurnOutcome};
+use super::repetition::RepetitionGuard;
 use super::tool_runs::{CancelReason, ToolRuns};
+use crate::config::{Budget, ModelInfo};
 
 /// How long running tools get to stop on their own after a cancel.
 const CANCEL_GRACE: Duration = Duration::from_secs(3);
@@ -55,6 +58,11 @@ pub(crate) struct Agent {
     /// User messages not yet delivered to the model.
     pub(crate) pending: Vec<String>,
     pub(crate) session_usage: Usage,
+    pub(crate) budget: Budget,
+    pub(crate) model_info: ModelInfo,
+    /// What the current task has spent; restarted by each user message that starts one.
+    pub(crate) meter: TaskMeter,
+    pub(crate) repetition: RepetitionGuard,
 }
 
 impl Agent {
@@ -85,12 +93,21 @@ impl Agent {
     }
 
     async fn run_turn(&mut self) -> std::ops::ControlFlow<()> {
+        self.meter = TaskMeter::start(Instant::now());
+        self.repetition = RepetitionGuard::default();
         let mut step = 0;
         let outcome = loop {
             self.deliver_pending().await;
+            if let Some(exhausted) = self.budget_exhausted() {
+                break exhausted;
+            }
             step += 1;
+            self.meter.count_step();
             match self.step(step).await {
-                StepEnd::ToolsRan => continue,
+                StepEnd::ToolsRan => match self.observe_step() {
+                    Some(message) => break TurnOutcome::LoopDetected { message },
+                    None => continue,
+                },
                 // A message typed during the final answer still reaches the model.
                 StepEnd::Finished(_) if !self.pending.is_empty() => continue,
                 StepEnd::Finished(stop_reason) => break TurnOutcome::Finished { stop_reason },
@@ -104,6 +121,49 @@ impl Agent {
         };
         self.end_turn(outcome).await;
         std::ops::ControlFlow::Continue(())
+    }
+
+    /// Whether the task's budget forbids the next model call, with the report that ends it.
+    fn budget_exhausted(&self) -> Option<TurnOutcome> {
+        let now = Instant::now();
+        let exhausted = self
+            .meter
+            .check(&self.budget, &self.model_info, now)
+            .err()?;
+        tracing::info!(?exhausted, "budget exhausted");
+        let last_message = self.conversation.last_assistant_text().map(tail_of_text);
+        Some(TurnOutcome::BudgetExhausted {
+            report: self
+                .meter
+                .report(exhausted, &self.model_info, now, last_message),
+        })
+    }
+
+    /// Books the step that just ran its tools against the budget and the loop detector;
+    /// returns why the task must stop, if it must.
+    fn observe_step(&mut self) -> Option<String> {
+        let (calls, results) = self.conversation.last_exchange();
+        for call in &calls {
+            self.meter.count_tool_run();
+            let edits = self
+                .tools
+                .get(&call.name)
+                .is_some_and(|tool| tool.edits_files());
+            let landed = results
+                .iter()
+                .any(|result| result.call_id == call.id && !result.is_error);
+            if edits
+                && landed
+                && let Some(path) = path_argument(&call.arguments)
+            {
+                self.meter.note_file_changed(&path);
+            }
+        }
+        let verdict = self.repetition.observe(calls, results);
+        if let Some(message) = &verdict {
+            tracing::warn!(%message, "loop detected");
+        }
+        verdict
     }
 
     async fn end_turn(&mut self, outcome: TurnOutcome) {
@@ -259,9 +319,11 @@ impl Agent {
                         );
                     }
                 },
-                event = runs.next_finished(), if runs.has_running() => {
+                events = runs.next_finished(), if runs.has_running() => {
                     self.forward_output(output).await;
-                    self.events.emit(event).await;
+                    for event in events {
+                        self.events.emit(event).await;
+                    }
                     self.start_ready(runs).await;
                 }
                 Some(chunk) = output.recv() => {
@@ -344,7 +406,7 @@ impl Agent {
                     })
                     .await;
                 let job = self.tools.prepare(&call.name, &call.arguments);
-                if let Some(answer) = runs.submit(call, job) {
+                for answer in runs.submit(call, job) {
                     self.events.emit(answer).await;
                 }
                 self.start_ready(runs).await;
@@ -384,13 +446,36 @@ impl Agent {
     }
 
     async fn record_usage(&mut self, call: Usage) {
-        let total = &mut self.session_usage;
-        total.input_tokens += call.input_tokens;
-        total.output_tokens += call.output_tokens;
-        total.cache_read_tokens += call.cache_read_tokens;
-        total.cache_write_tokens += call.cache_write_tokens;
-        let session = *total;
-        self.events.emit(Event::Usage { call, session }).await;
+        budget::add(&mut self.session_usage, &call);
+        self.meter.add_usage(&call);
+        let session = self.session_usage;
+        let session_cost_usd = self.model_info.prices.map(|prices| prices.cost(&session));
+        let context_used = self.model_info.context_used(&call);
+        self.events
+            .emit(Event::Usage {
+                call,
+                session,
+                session_cost_usd,
+                context_used,
+            })
+            .await;
+    }
+}
+
+/// The `path` argument of a file tool's call.
+fn path_argument(arguments: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(arguments).ok()?;
+    value.get("path")?.as_str().map(str::to_string)
+}
+
+/// The end of the model's last text, enough to say where it was.
+fn tail_of_text(text: &str) -> String {
+    const MAX_CHARS: usize = 600;
+    let text = text.trim();
+    let count = text.chars().count();
+    match text.char_indices().nth(count.saturating_sub(MAX_CHARS)) {
+        Some((start, _)) if start > 0 => format!("…{}", &text[start..]),
+        _ => text.to_string(),
     }
 }
 

@@ -6,11 +6,16 @@
 //! Invariant: resolution is a pure function of (file, environment, flags), so it is
 //! tested without touching the process environment.
 
+mod budget;
+mod models;
+
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 
-use std::time::Duration;
+pub use budget::{Budget, BudgetSection, DEFAULT_MAX_STEPS};
+pub use models::{ModelEntry, ModelInfo, ModelTable, Prices};
 
 use crate::lint::LintConfig;
 use crate::policy::ApprovalMode;
@@ -41,6 +46,12 @@ pub struct FileConfig {
     /// `[lint]`: checks after every write and after each batch of edits.
     #[serde(default)]
     pub lint: LintConfig,
+    /// `[budget]`: limits on each task.
+    #[serde(default)]
+    pub budget: BudgetSection,
+    /// `[models."name-prefix"]`: context windows and prices, over the built-in table.
+    #[serde(default)]
+    pub models: ModelTable,
 }
 
 /// The `[shell]` table; unset fields keep [`ShellConfig`]'s defaults.
@@ -78,6 +89,7 @@ pub struct Flags {
     pub model: Option<String>,
     pub base_url: Option<String>,
     pub approval: Option<ApprovalMode>,
+    pub budget: BudgetSection,
 }
 
 /// Fully resolved settings for one run.
@@ -88,6 +100,9 @@ pub struct Settings {
     pub max_tokens: u32,
     pub shell: ShellConfig,
     pub lint: LintConfig,
+    pub budget: Budget,
+    /// The context window and prices of `endpoint.model`, where known.
+    pub model_info: ModelInfo,
 }
 
 /// Where duet reads and writes its own files.
@@ -145,6 +160,12 @@ pub enum ConfigError {
         line: usize,
         message: String,
     },
+    #[error(
+        "a cost budget is set but the price of `{model}` is unknown, so it cannot be \
+         enforced: add its prices to the config file, e.g.\n\n  [models.\"{model}\"]\n  \
+         input = 3.0    # US dollars per million tokens\n  output = 15.0"
+    )]
+    UnpricedModel { model: String },
     #[error("environment variable {name}: {message}")]
     BadEnv { name: String, message: String },
     #[error("could not read {path}: {source}")]
@@ -243,6 +264,11 @@ pub fn resolve(
         }
         (None, _) => vars.default_model.to_string(),
     };
+    let model_info = models::lookup(&model, &file.models);
+    let budget = file.budget.overlaid(&flags.budget).resolve();
+    if budget.max_cost_usd.is_some() && model_info.prices.is_none() {
+        return Err(ConfigError::UnpricedModel { model });
+    }
     Ok(Settings {
         endpoint: Endpoint {
             wire,
@@ -258,6 +284,8 @@ pub fn resolve(
         max_tokens: file.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
         shell: file.shell.apply(ShellConfig::default()),
         lint: file.lint.clone(),
+        budget,
+        model_info,
     })
 }
 
@@ -446,6 +474,7 @@ mod tests {
             model: Some("from-flag".into()),
             base_url: Some("http://127.0.0.1:9".into()),
             approval: Some(ApprovalMode::Auto),
+            budget: BudgetSection::default(),
         };
         let settings = resolve_with(&file, &vars, &flags).unwrap();
         assert_eq!(settings.endpoint.wire, Wire::Anthropic);
@@ -517,8 +546,47 @@ max_tokens = 4096
                 max_tokens: Some(4096),
                 shell: ShellSection::default(),
                 lint: LintConfig::default(),
+                budget: BudgetSection::default(),
+                models: ModelTable::default(),
             }
         );
+    }
+
+    #[test]
+    fn budget_and_models_tables_reach_the_settings() {
+        let text = r#"
+model = "my-local"
+[budget]
+max_steps = 12
+max_cost_usd = 0.5
+[models."my-local"]
+context_window = 32768
+input = 0.1
+output = 0.2
+"#;
+        let file = parse_file(Path::new("c.toml"), text).unwrap();
+        let vars = [("ANTHROPIC_API_KEY", "k")];
+        let settings = resolve_with(&file, &vars, &Flags::default()).unwrap();
+        assert_eq!(settings.budget.max_steps, 12);
+        assert_eq!(settings.budget.max_cost_usd, Some(0.5));
+        assert_eq!(settings.model_info.context_window, Some(32_768));
+        assert_eq!(settings.model_info.prices.map(|p| p.output), Some(0.2));
+    }
+
+    #[test]
+    fn a_cost_budget_for_an_unpriced_model_is_refused() {
+        let file = parse_file(Path::new("c.toml"), "model = \"mystery\"\n").unwrap();
+        let flags = Flags {
+            budget: BudgetSection {
+                max_cost_usd: Some(1.0),
+                ..BudgetSection::default()
+            },
+            ..Flags::default()
+        };
+        let vars = [("ANTHROPIC_API_KEY", "k")];
+        let error = resolve_with(&file, &vars, &flags).unwrap_err().to_string();
+        assert!(error.contains("price of `mystery` is unknown"), "{error}");
+        assert!(error.contains("[models.\"mystery\"]"), "{error}");
     }
 
     #[test]

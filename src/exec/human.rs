@@ -229,6 +229,12 @@ impl Printer for HumanPrinter {
                     TurnOutcome::Failed { message } => {
                         self.paint(Style::Red, &format!("error: {message}"))
                     }
+                    TurnOutcome::BudgetExhausted { report } => {
+                        self.paint(Style::Red, &format!("— {}", report.render()))
+                    }
+                    TurnOutcome::LoopDetected { message } => {
+                        self.paint(Style::Red, &format!("— {message}"))
+                    }
                 };
                 self.line(out, &text)?;
             }

@@ -80,6 +80,17 @@ impl TestAgent {
         workspace: &Path,
         approval: ApprovalMode,
     ) -> Self {
+        Self::start_with(server, wire, workspace, approval, |_| {})
+    }
+
+    /// Like [`TestAgent::start`], with `adjust` changing the setup first.
+    pub fn start_with(
+        server: &ScriptedServer,
+        wire: Wire,
+        workspace: &Path,
+        approval: ApprovalMode,
+        adjust: impl FnOnce(&mut AgentSetup),
+    ) -> Self {
         let client = provider::connect(Endpoint {
             wire,
             base_url: server.base_url(wire),
@@ -88,7 +99,7 @@ impl TestAgent {
         })
         .expect("client");
         let outputs = tempfile::tempdir().expect("outputs dir");
-        let (handle, events) = agent::spawn(AgentSetup {
+        let mut setup = AgentSetup {
             client,
             workspace: workspace.to_path_buf(),
             approval,
@@ -96,8 +107,11 @@ impl TestAgent {
             outputs_dir: outputs.path().to_path_buf(),
             shell: duet::shell::ShellConfig::default(),
             lint: duet::lint::LintConfig::default(),
-        })
-        .expect("agent");
+            budget: duet::config::Budget::default(),
+            model_info: duet::config::ModelInfo::default(),
+        };
+        adjust(&mut setup);
+        let (handle, events) = agent::spawn(setup).expect("agent");
         Self {
             handle,
             events,

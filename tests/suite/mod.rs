@@ -4,6 +4,7 @@ mod agent_loop;
 mod approval;
 mod exec_cli;
 mod lint_after_write;
+mod loop_control;
 mod scripted_server;
 mod shell_tool;
 mod tui_tmux;

@@ -391,6 +391,8 @@ impl Transcript {
             TurnOutcome::Failed { message } => {
                 Some((format!("error: {message}"), NoticeKind::Error))
             }
+            TurnOutcome::BudgetExhausted { report } => Some((report.render(), NoticeKind::Warning)),
+            TurnOutcome::LoopDetected { message } => Some((message.clone(), NoticeKind::Warning)),
         };
         if let Some((text, kind)) = notice {
             self.push_notice(&text, kind);
