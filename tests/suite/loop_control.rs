@@ -121,43 +121,36 @@ async fn the_step_limit_stops_before_the_next_call(wire: Wire) {
     assert!(text.contains("send a message to continue"), "{text}");
 }
 
+/// Three read steps of 1000 tokens in and 100 out each, under `budget`: how many calls
+/// were sent, and the report of the budget stop.
+async fn three_reads_under(budget: Budget, wire: Wire) -> (usize, BudgetReport) {
+    let script = reads(&["a.txt", "b.txt", "c.txt"], 1_000, 100);
+    let (server, outcome, _agent, _repo) = run(script, wire, budget).await;
+    (server.requests().len(), report_of(outcome))
+}
+
 async fn the_token_limit_stops_before_a_call_that_would_pass_it(wire: Wire) {
-    // Each call: 1000 in + 100 out. After two calls 2200 are spent and the next would
-    // send at least 1000 more: 3200 > 3000.
+    // After two calls 2200 are spent and the next would send at least 1000 more:
+    // 3200 > 3000.
     let budget = Budget {
         max_total_tokens: Some(3_000),
         ..unlimited()
     };
-    let (server, outcome, _agent, _repo) = run(
-        reads(&["a.txt", "b.txt", "c.txt"], 1_000, 100),
-        wire,
-        budget,
-    )
-    .await;
-    assert_eq!(server.requests().len(), 2);
-    let report = report_of(outcome);
+    let (sent, report) = three_reads_under(budget, wire).await;
+    assert_eq!(sent, 2);
     assert_eq!(report.limit, BudgetLimit::Tokens);
     assert_eq!(report.tokens, 2_200);
 }
 
 async fn the_cost_limit_stops_before_a_call_that_would_pass_it(wire: Wire) {
-    // $10 per million either way: each call costs $0.011; the next prompt $0.01.
+    // $10 per million either way: each call costs $0.011 and the next prompt $0.01, so
+    // $0.011 + $0.01 fits under $0.025 and $0.022 + $0.01 does not.
     let budget = Budget {
         max_cost_usd: Some(0.025),
         ..unlimited()
     };
-    let (server, outcome, _agent, _repo) = run(
-        reads(&["a.txt", "b.txt", "c.txt"], 1_000, 100),
-        wire,
-        budget,
-    )
-    .await;
-    assert_eq!(
-        server.requests().len(),
-        2,
-        "$0.011 + $0.01 fits, $0.022 + $0.01 does not"
-    );
-    let report = report_of(outcome);
+    let (sent, report) = three_reads_under(budget, wire).await;
+    assert_eq!(sent, 2);
     assert_eq!(report.limit, BudgetLimit::Cost);
     let cost = report.cost_usd.expect("priced");
     assert!((cost - 0.022).abs() < 1e-9, "{cost}");
