@@ -12,6 +12,7 @@ pub mod git;
 pub mod lint;
 pub mod policy;
 pub mod provider;
+pub mod session;
 pub mod shell;
 pub mod tools;
 pub mod tui;

@@ -17,6 +17,7 @@ mod context;
 mod conversation;
 mod events;
 pub mod protocol;
+mod recording;
 mod repetition;
 mod scheduler;
 mod tool_runs;
@@ -32,6 +33,7 @@ use crate::config::{Budget, ModelInfo};
 use crate::lint::{LintConfig, Linter};
 use crate::policy::ApprovalMode;
 use crate::provider::{ModelClient, Usage};
+use crate::session::{Session, SessionWriter};
 use crate::shell::{Shell, ShellConfig};
 use crate::tools::{OutputSink, ReadLedger, Registry, ToolCtx, Workspace};
 
@@ -55,6 +57,11 @@ pub struct AgentSetup {
     pub budget: Budget,
     /// The model's context window and prices, where known.
     pub model_info: ModelInfo,
+    /// Where the session is recorded; `None` records nothing.
+    pub transcript: Option<SessionWriter>,
+    /// A recorded session to continue (`--resume`); `None` starts a new conversation.
+    /// The approval mode is not restored: it comes from `approval` as always.
+    pub resume: Option<Session>,
 }
 
 /// The front end's end of the command channel.
@@ -91,7 +98,8 @@ pub enum SetupError {
 }
 
 /// Starts the agent task on the current tokio runtime. The first event is
-/// [`Event::SessionStarted`]; the agent then waits for a [`Command::UserMessage`].
+/// [`Event::SessionStarted`], followed by [`Event::ConversationRestored`] when resuming;
+/// the agent then waits for a [`Command::UserMessage`].
 pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), SetupError> {
     let workspace = Workspace::new(&setup.workspace)
         .map_err(|source| SetupError::Workspace {
@@ -102,7 +110,10 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
     let root = workspace.root().to_path_buf();
     let (command_tx, command_rx) = mpsc::unbounded_channel();
     let (event_tx, event_rx) = mpsc::channel(EVENT_BUFFER);
-    let events = events::EventSink::new(event_tx);
+    let mut events = events::EventSink::new(event_tx);
+    if let Some(writer) = setup.transcript {
+        events = events.recording(writer);
+    }
 
     let instructions = context::load_instructions(&root);
     let mut system = vec![context::SYSTEM_PROMPT.trim_end().to_string()];
@@ -136,6 +147,14 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
             .collect(),
         mode: setup.approval,
     };
+    let (conversation, session_usage, restored) = match setup.resume.map(recording::restore) {
+        Some(restored) => (restored.conversation, restored.usage, Some(restored.event)),
+        None => (
+            conversation::Conversation::default(),
+            Usage::default(),
+            None,
+        ),
+    };
     let agent = turn::Agent {
         client: setup.client,
         tool_specs: tools.specs(),
@@ -148,9 +167,9 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
         max_tokens: setup.max_tokens,
         events: events.clone(),
         commands: command_rx,
-        conversation: conversation::Conversation::default(),
+        conversation,
         pending: Vec::new(),
-        session_usage: Usage::default(),
+        session_usage,
         budget: setup.budget,
         model_info: setup.model_info,
         meter: budget::TaskMeter::start(std::time::Instant::now()),
@@ -158,6 +177,9 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
     };
     tokio::spawn(async move {
         events.emit(started).await;
+        if let Some(restored) = restored {
+            events.emit(restored).await;
+        }
         agent.run().await;
     });
     Ok((

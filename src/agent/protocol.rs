@@ -4,11 +4,13 @@
 //! this module and [`super::spawn`], nothing else from `agent/`. Every tool-related event
 //! carries the `call_id` the model gave the call, so a front end can group them.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::diff::HunkId;
 use crate::policy::{ApprovalMode, Decision};
-use crate::provider::{StopReason, Usage};
+use crate::provider::{Message, StopReason, Usage};
 
 /// What a front end asks of the agent.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -135,6 +137,20 @@ pub enum Event {
     /// The turn is over; the agent waits for the next message.
     TurnEnd {
         outcome: TurnOutcome,
+    },
+    /// A resumed session's conversation, as the model will see it; sent once, right
+    /// after [`Event::SessionStarted`]. `summaries` holds the one-line summary of each
+    /// tool result, by call id.
+    ConversationRestored {
+        session_id: String,
+        messages: Vec<Message>,
+        summaries: BTreeMap<String, String>,
+    },
+    /// The session transcript cannot be saved (sent once): duet keeps working, but the
+    /// session cannot be resumed past this point.
+    TranscriptUnsaved {
+        path: String,
+        reason: String,
     },
 }
 

@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 use crate::provider::{
     EventStream, ModelClient, ModelRequest, ProviderError, StopReason, StreamEvent, ToolSpec, Usage,
 };
+use crate::session::Record;
 use crate::tools::{OutputChunk, OutputSink, Registry, ToolCtx};
 
 use super::approval::ApprovalDesk;
@@ -208,6 +209,7 @@ impl Agent {
 
     async fn step(&mut self, number: u32) -> StepEnd {
         self.events.emit(Event::StepStarted { step: number }).await;
+        self.conversation.repair();
         let request = self.request().await;
         let client = Arc::clone(&self.client);
         let opened = tokio::select! {
@@ -254,7 +256,14 @@ impl Agent {
         };
         let results = runs.into_results();
         let ran_tools = !results.is_empty();
-        self.conversation.push_step(draft.into_blocks(), results);
+        let assistant = draft.into_blocks();
+        self.events
+            .record(Record::Step {
+                assistant: assistant.clone(),
+                results: results.clone(),
+            })
+            .await;
+        self.conversation.push_step(assistant, results);
         match end {
             // Some servers report `stop` although they called tools: the calls decide.
             StepEnd::Finished(_) if ran_tools => StepEnd::ToolsRan,
@@ -398,6 +407,8 @@ impl Agent {
             StreamEvent::ToolCallArgsDelta { .. } => {}
             StreamEvent::ToolCallEnd { call } => {
                 let call = draft.push_call(call);
+                let blocks = draft.take_settled();
+                self.events.record(Record::AssistantPart { blocks }).await;
                 self.events
                     .emit(Event::ToolCallReady {
                         call_id: call.id.clone(),

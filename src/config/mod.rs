@@ -131,6 +131,11 @@ impl Paths {
         self.state_dir.join("logs").join("duet.log")
     }
 
+    /// Where session transcripts are recorded, one `<id>.jsonl` file each.
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.state_dir.join("sessions")
+    }
+
     /// Where clipped tool outputs of one session are saved in full.
     pub fn outputs_dir(&self, session_id: &str) -> PathBuf {
         self.state_dir.join("outputs").join(session_id)

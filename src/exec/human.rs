@@ -238,6 +238,23 @@ impl Printer for HumanPrinter {
                 };
                 self.line(out, &text)?;
             }
+            Event::ConversationRestored {
+                session_id,
+                messages,
+                ..
+            } => {
+                let text = format!(
+                    "resumed session {session_id} ({} earlier messages)",
+                    messages.len()
+                );
+                let line = self.paint(Style::Dim, &text);
+                self.line(out, &line)?;
+            }
+            Event::TranscriptUnsaved { reason, .. } => {
+                let text = format!("warning: the session is no longer saved: {reason}");
+                let line = self.paint(Style::Red, &text);
+                self.line(out, &line)?;
+            }
             Event::StepStarted { .. }
             | Event::ToolCallBegin { .. }
             | Event::ToolRunBegin { .. }
@@ -344,6 +361,27 @@ mod tests {
             },
         ]);
         assert_eq!(text, "  │ compiling\n  │ ok\n  ✓ exit 0\n");
+    }
+
+    #[test]
+    fn a_resumed_session_and_an_unsaved_transcript_are_announced() {
+        let text = render(&[
+            Event::ConversationRestored {
+                session_id: "100-1".into(),
+                messages: vec![crate::provider::Message::user_text("task")],
+                summaries: Default::default(),
+            },
+            Event::TranscriptUnsaved {
+                path: "/s/100-1.jsonl".into(),
+                reason: "cannot write /s/100-1.jsonl: No space left on device".into(),
+            },
+        ]);
+        assert_eq!(
+            text,
+            "resumed session 100-1 (1 earlier messages)\n\
+             warning: the session is no longer saved: cannot write /s/100-1.jsonl: No space \
+             left on device\n"
+        );
     }
 
     #[test]

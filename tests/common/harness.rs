@@ -109,6 +109,8 @@ impl TestAgent {
             lint: duet::lint::LintConfig::default(),
             budget: duet::config::Budget::default(),
             model_info: duet::config::ModelInfo::default(),
+            transcript: None,
+            resume: None,
         };
         adjust(&mut setup);
         let (handle, events) = agent::spawn(setup).expect("agent");

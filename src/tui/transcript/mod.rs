@@ -27,6 +27,7 @@ mod chunking;
 mod highlight;
 mod live_output;
 mod markdown;
+mod restore;
 mod scroll;
 mod stream;
 mod tool_card;
@@ -182,6 +183,18 @@ impl Transcript {
             Event::ConversationCleared => {
                 self.clear();
                 self.push_notice("conversation cleared", NoticeKind::Info);
+            }
+            Event::ConversationRestored {
+                session_id,
+                messages,
+                summaries,
+            } => {
+                self.restore(messages, summaries, now);
+                self.push_notice(&format!("resumed session {session_id}"), NoticeKind::Info);
+            }
+            Event::TranscriptUnsaved { reason, .. } => {
+                let text = format!("the session is no longer saved: {reason}");
+                self.push_notice(&text, NoticeKind::Warning);
             }
         }
         true
