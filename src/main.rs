@@ -478,3 +478,58 @@ fn init_logging(paths: &Paths) -> Option<()> {
         .try_init()
         .ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    /// The task and session `duet exec ...` asks for.
+    fn exec(args: &[&str]) -> anyhow::Result<(String, Option<Resume>)> {
+        let cli = Cli::try_parse_from(std::iter::once("duet").chain(args.iter().copied()))?;
+        match cli.command {
+            Some(Subcmd::Exec { task, resume, .. }) => exec_task(task, resume),
+            other => panic!("not exec: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn exec_resume_takes_an_optional_id_before_the_task() {
+        assert_eq!(exec(&["exec", "do it"]).unwrap(), ("do it".into(), None));
+        assert_eq!(
+            exec(&["exec", "--resume", "do it"]).unwrap(),
+            ("do it".into(), Some(Resume::Latest))
+        );
+        assert_eq!(
+            exec(&["exec", "--resume", "100-1", "do it"]).unwrap(),
+            ("do it".into(), Some(Resume::Id("100-1".into())))
+        );
+        assert_eq!(
+            exec(&["exec", "do it", "--resume"]).unwrap(),
+            ("do it".into(), Some(Resume::Latest))
+        );
+    }
+
+    #[test]
+    fn exec_without_a_task_says_how_to_give_one() {
+        for args in [&["exec"][..], &["exec", "--resume"]] {
+            let error = exec(args).unwrap_err().to_string();
+            assert!(error.contains("the task is missing"), "{error}");
+        }
+    }
+
+    #[test]
+    fn the_terminal_ui_resumes_the_latest_or_a_named_session() {
+        let resume = |args: &[&str]| {
+            let cli = Cli::try_parse_from(std::iter::once("duet").chain(args.iter().copied()));
+            Resume::from_flag(cli.unwrap().resume)
+        };
+        assert_eq!(resume(&[]), None);
+        assert_eq!(resume(&["--resume"]), Some(Resume::Latest));
+        assert_eq!(
+            resume(&["--resume", "100-1"]),
+            Some(Resume::Id("100-1".into()))
+        );
+    }
+}

@@ -300,14 +300,29 @@ pub fn last_user_text(request: &RecordedRequest) -> String {
     out
 }
 
-/// Runs the binary in `cwd` with a clean environment: only what duet is given here, and
-/// a private HOME/XDG tree so the user's real config never leaks into a test.
+/// Runs the binary in `cwd` with a clean environment (see [`duet_command`]) and
+/// collects its output.
 pub async fn run_duet(
     cwd: &Path,
     home: &Path,
     env: &[(impl AsRef<OsStr>, impl AsRef<OsStr>)],
     args: &[&str],
 ) -> std::process::Output {
+    duet_command(cwd, home, env, args)
+        .output()
+        .await
+        .expect("run duet")
+}
+
+/// The binary, to run in `cwd` with a clean environment: only what duet is given here,
+/// and a private HOME/XDG tree so the user's real config never leaks into a test. The
+/// process is killed if the command is dropped.
+pub fn duet_command(
+    cwd: &Path,
+    home: &Path,
+    env: &[(impl AsRef<OsStr>, impl AsRef<OsStr>)],
+    args: &[&str],
+) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(duet_binary());
     command
         .args(args)
@@ -321,7 +336,8 @@ pub async fn run_duet(
     for (name, value) in env {
         command.env(name, value);
     }
-    command.kill_on_drop(true).output().await.expect("run duet")
+    command.kill_on_drop(true);
+    command
 }
 
 /// The environment that points `duet` at `server` over `wire`.

@@ -6,5 +6,6 @@ mod exec_cli;
 mod lint_after_write;
 mod loop_control;
 mod scripted_server;
+mod sessions;
 mod shell_tool;
 mod tui_tmux;
