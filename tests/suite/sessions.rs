@@ -1,16 +1,23 @@
-//! Sessions through the real binary: a run killed with SIGKILL mid-turn leaves an intact
-//! transcript, `duet exec --resume` continues it with the conversation the model saw
-//! (pairing valid, the edit kept), and `duet sessions` lists what was recorded.
+//! Sessions. Through the real binary: a run killed with SIGKILL mid-turn leaves an
+//! intact transcript, `duet exec --resume` continues it with the conversation the model
+//! saw (pairing valid, the edit kept), and `duet sessions` lists what was recorded.
+//! In process: a resumed session sends byte for byte the request an uninterrupted one
+//! would, and a transcript that cannot be written is reported once without stopping duet.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use duet::provider::Wire;
+use duet::agent::{Command, Event, TurnOutcome};
+use duet::policy::ApprovalMode;
+use duet::provider::{StopReason, Wire};
+use duet::session::{self, FORMAT_VERSION, Header, Record, SessionWriter};
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 
-use crate::common::harness::{TestRepo, all_text, duet_command, run_duet, tool_results, wire_env};
+use crate::common::harness::{
+    TestAgent, TestRepo, all_text, duet_command, run_duet, tool_results, wire_env,
+};
 use crate::common::script::Script;
 use crate::common::scripted_server::ScriptedServer;
 
@@ -266,4 +273,115 @@ async fn resume_without_an_id_continues_the_workspace_last_session() {
     )
     .await;
     assert!(text(&all.stdout).contains(&id), "{}", text(&all.stdout));
+}
+
+fn header(id: &str, workspace: &Path) -> Header {
+    Header {
+        format: FORMAT_VERSION,
+        id: id.into(),
+        workspace: workspace.display().to_string(),
+        model: "scripted-model".into(),
+        provider: Wire::Anthropic,
+        started_at: 1,
+        duet_version: "test".into(),
+    }
+}
+
+fn finished() -> TurnOutcome {
+    TurnOutcome::Finished {
+        stop_reason: StopReason::EndTurn,
+    }
+}
+
+#[tokio::test]
+async fn a_resumed_session_sends_exactly_what_an_uninterrupted_one_would() {
+    let repo = TestRepo::with_files(&[("a.txt", "hello\n")]);
+    let wire = Wire::Anthropic;
+
+    let live_server = ScriptedServer::start(Script::load("think_read_answer")).await;
+    let mut live = TestAgent::start(&live_server, wire, repo.path(), ApprovalMode::Auto);
+    live.send("what is in a.txt?");
+    assert_eq!(live.turn_end().await, finished());
+    live.send("and now?");
+    assert_eq!(live.turn_end().await, finished());
+
+    let server = ScriptedServer::start(Script::load("think_read_answer")).await;
+    let dir = tempfile::tempdir().unwrap();
+    let writer = SessionWriter::create(dir.path(), header("1-1", repo.path()));
+    let path = writer.path().to_path_buf();
+    let mut first =
+        TestAgent::start_with(&server, wire, repo.path(), ApprovalMode::Auto, |setup| {
+            setup.transcript = Some(writer);
+        });
+    first.send("what is in a.txt?");
+    assert_eq!(first.turn_end().await, finished());
+    first.handle.send(Command::Shutdown).unwrap();
+
+    let recorded = session::load(&path).unwrap();
+    let resumed_record = Record::Resumed {
+        at: 2,
+        model: "scripted-model".into(),
+        provider: wire,
+        duet_version: "test".into(),
+    };
+    let mut second =
+        TestAgent::start_with(&server, wire, repo.path(), ApprovalMode::Auto, |setup| {
+            setup.transcript = Some(SessionWriter::resume(&path, resumed_record));
+            setup.resume = Some(recorded);
+        });
+    let restored = second
+        .wait_for("the restored conversation", |event| {
+            matches!(event, Event::ConversationRestored { .. })
+        })
+        .await;
+    let Event::ConversationRestored {
+        messages,
+        summaries,
+        ..
+    } = restored
+    else {
+        unreachable!("wait_for returned a non-matching event");
+    };
+    assert_eq!(messages.len(), 4, "{messages:#?}");
+    assert!(summaries.contains_key("toolu_t1_1"), "{summaries:?}");
+    second.send("and now?");
+    assert_eq!(second.turn_end().await, finished());
+
+    let live_requests = live_server.requests();
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(requests[2].body, live_requests[2].body);
+    assert!(
+        requests[2].body.to_string().contains("sig-read"),
+        "the signed thinking goes back"
+    );
+    server.assert_no_violations();
+    live_server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn a_transcript_that_cannot_be_written_is_reported_once_and_duet_goes_on() {
+    let server = ScriptedServer::start(Script::load("read_round_trip")).await;
+    let repo = TestRepo::with_files(&[("notes.txt", "hello\n")]);
+    let blocker = tempfile::NamedTempFile::new().unwrap();
+    // A directory cannot be made under a regular file, whoever runs the test.
+    let writer =
+        SessionWriter::create(&blocker.path().join("sessions"), header("1-1", repo.path()));
+    let mut agent = TestAgent::start_with(
+        &server,
+        Wire::Anthropic,
+        repo.path(),
+        ApprovalMode::Auto,
+        |setup| setup.transcript = Some(writer),
+    );
+    agent.send("read the notes");
+    assert_eq!(agent.turn_end().await, finished());
+    let warnings: Vec<&Event> = agent
+        .seen
+        .iter()
+        .filter(|event| matches!(event, Event::TranscriptUnsaved { .. }))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{:#?}", agent.seen);
+    assert!(agent.streamed_text().contains("The notes say hello."));
+    server.assert_no_violations();
 }
