@@ -123,7 +123,9 @@ fn main() -> ExitCode {
             yes,
             resume,
         }) => {
-            let prepared = exec_task(task.clone(), resume.clone()).and_then(|(task, resume)| {
+            // `duet --resume ID exec "task"` means the same as `duet exec --resume ID "task"`.
+            let resume = resume.clone().or_else(|| cli.resume.clone());
+            let prepared = exec_task(task.clone(), resume).and_then(|(task, resume)| {
                 let settings = resolve_settings(&cli, &paths)?;
                 let session = open_session(&paths, &workspace, &settings, resume)?;
                 Ok((task, settings, session))
