@@ -389,12 +389,14 @@ fn start_agent(
     duet::agent::AgentHandle,
     tokio::sync::mpsc::Receiver<duet::agent::Event>,
 )> {
-    let client = provider::connect(settings.endpoint)?;
+    let client = provider::connect(settings.endpoint, settings.idle_timeout)?;
     Ok(duet::agent::spawn(duet::agent::AgentSetup {
         client,
         workspace,
         approval: settings.approval,
         max_tokens: settings.max_tokens,
+        retry: settings.retry,
+        api_key_env: Some(settings.api_key_env),
         outputs_dir: paths.outputs_dir(&session.id),
         shell: settings.shell,
         lint: settings.lint,

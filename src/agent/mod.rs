@@ -2,7 +2,7 @@
 //!
 //! Owns: the conversation, the system prompt and project instructions, the loop that
 //! calls the model and runs tools (in parallel where safe, as soon as each call is
-//! complete), interrupts and steering.
+//! complete), interrupts and steering, and recovery from failed or cut-off model calls.
 //! Does not own: rendering (front ends consume [`Event`]s), wire formats (`provider/`),
 //! tool behaviour (`tools/`), permission (`policy/`).
 //! Invariant: every request sent to the model pairs each tool call with exactly one
@@ -18,6 +18,7 @@ mod conversation;
 mod events;
 pub mod protocol;
 mod recording;
+mod recovery;
 mod repetition;
 mod scheduler;
 mod tool_runs;
@@ -32,7 +33,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{Budget, ModelInfo};
 use crate::lint::{LintConfig, Linter};
 use crate::policy::ApprovalMode;
-use crate::provider::{ModelClient, Usage};
+use crate::provider::{ModelClient, RetryPolicy, Usage};
 use crate::session::{Session, SessionWriter};
 use crate::shell::{Shell, ShellConfig};
 use crate::tools::{OutputSink, ReadLedger, Registry, ToolCtx, Workspace};
@@ -49,6 +50,11 @@ pub struct AgentSetup {
     pub workspace: PathBuf,
     pub approval: ApprovalMode,
     pub max_tokens: u32,
+    /// How failed model calls are retried.
+    pub retry: RetryPolicy,
+    /// The environment variable the API key comes from, named when the provider
+    /// refuses the key.
+    pub api_key_env: Option<String>,
     /// Where clipped tool outputs are saved in full.
     pub outputs_dir: PathBuf,
     pub shell: ShellConfig,
@@ -147,6 +153,10 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
             .collect(),
         mode: setup.approval,
     };
+    let call_site = recovery::CallSite {
+        model: setup.client.model().to_string(),
+        api_key_env: setup.api_key_env,
+    };
     let (conversation, session_usage, restored) = match setup.resume.map(recording::restore) {
         Some(restored) => (restored.conversation, restored.usage, Some(restored.event)),
         None => (
@@ -165,6 +175,8 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
         workspace: root,
         outputs_dir: setup.outputs_dir,
         max_tokens: setup.max_tokens,
+        retry: setup.retry,
+        call_site,
         events: events.clone(),
         commands: command_rx,
         conversation,

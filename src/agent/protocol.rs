@@ -124,6 +124,18 @@ pub enum Event {
         mode: ApprovalMode,
     },
     ConversationCleared,
+    /// A model call failed (or stopped at the output limit) and is sent again after
+    /// `delay_ms`. `attempt` numbers the retries of this streak from 1, out of at most
+    /// `max_attempts`; `reason` says what went wrong. With `discarded`, what the failed
+    /// call streamed (text, thinking, calls being written) is void: it never enters the
+    /// conversation, and front ends drop or mark it.
+    Retrying {
+        attempt: u32,
+        max_attempts: u32,
+        delay_ms: u64,
+        reason: String,
+        discarded: bool,
+    },
     /// Token usage of the last model call, and the running total for the session.
     Usage {
         call: Usage,
@@ -152,6 +164,23 @@ pub enum Event {
         path: String,
         reason: String,
     },
+}
+
+/// The line front ends show for [`Event::Retrying`]:
+/// `retrying in 2s (attempt 1/5): <reason>`.
+pub fn retry_line(attempt: u32, max_attempts: u32, delay_ms: u64, reason: &str) -> String {
+    let when = match delay_ms {
+        0 => "now".to_string(),
+        ms if ms < 1000 => format!("in {ms}ms"),
+        ms => {
+            let tenths = (ms + 50) / 100;
+            match tenths % 10 {
+                0 => format!("in {}s", tenths / 10),
+                tenth => format!("in {}.{tenth}s", tenths / 10),
+            }
+        }
+    };
+    format!("retrying {when} (attempt {attempt}/{max_attempts}): {reason}")
 }
 
 /// How a turn ended.
@@ -271,4 +300,31 @@ pub struct HunkView {
     pub header: String,
     /// The hunk in unified form, header included.
     pub text: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    #[test]
+    fn retry_lines_say_when_which_attempt_and_why() {
+        assert_eq!(
+            retry_line(1, 5, 2000, "HTTP 529"),
+            "retrying in 2s (attempt 1/5): HTTP 529"
+        );
+        assert_eq!(
+            retry_line(2, 5, 1449, "reset"),
+            "retrying in 1.4s (attempt 2/5): reset"
+        );
+        assert_eq!(
+            retry_line(3, 5, 20, "reset"),
+            "retrying in 20ms (attempt 3/5): reset"
+        );
+        assert_eq!(
+            retry_line(1, 1, 0, "cut off"),
+            "retrying now (attempt 1/1): cut off"
+        );
+    }
 }

@@ -9,6 +9,7 @@
 mod budget;
 mod models;
 
+use std::num::NonZeroU64;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -19,7 +20,7 @@ pub use models::{ModelEntry, ModelInfo, ModelTable, Prices};
 
 use crate::lint::LintConfig;
 use crate::policy::ApprovalMode;
-use crate::provider::{Endpoint, Wire};
+use crate::provider::{DEFAULT_IDLE_TIMEOUT, Endpoint, RetryPolicy, Wire};
 use crate::shell::ShellConfig;
 
 /// Output tokens per model call unless configured.
@@ -52,6 +53,37 @@ pub struct FileConfig {
     /// `[models."name-prefix"]`: context windows and prices, over the built-in table.
     #[serde(default)]
     pub models: ModelTable,
+    /// `[network]`: retries and the idle watchdog of model calls.
+    #[serde(default)]
+    pub network: NetworkSection,
+}
+
+/// The `[network]` table; unset fields keep the defaults of [`RetryPolicy`] and
+/// [`DEFAULT_IDLE_TIMEOUT`].
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkSection {
+    /// Retries of a model call that failed for a passing reason (rate limit, overload,
+    /// network); 0 turns retrying off.
+    pub max_retries: Option<u32>,
+    /// Seconds without a byte from the provider before the call is abandoned (and
+    /// retried).
+    pub idle_timeout_secs: Option<NonZeroU64>,
+}
+
+impl NetworkSection {
+    fn retry_policy(&self) -> RetryPolicy {
+        let default = RetryPolicy::default();
+        RetryPolicy {
+            max_retries: self.max_retries.unwrap_or(default.max_retries),
+            ..default
+        }
+    }
+
+    fn idle_timeout(&self) -> Duration {
+        self.idle_timeout_secs
+            .map_or(DEFAULT_IDLE_TIMEOUT, |secs| Duration::from_secs(secs.get()))
+    }
 }
 
 /// The `[shell]` table; unset fields keep [`ShellConfig`]'s defaults.
@@ -96,8 +128,13 @@ pub struct Flags {
 #[derive(Clone, Debug)]
 pub struct Settings {
     pub endpoint: Endpoint,
+    /// The environment variable the API key is read from (named in auth errors).
+    pub api_key_env: String,
     pub approval: ApprovalMode,
     pub max_tokens: u32,
+    pub retry: RetryPolicy,
+    /// No byte from the provider for this long abandons a model call.
+    pub idle_timeout: Duration,
     pub shell: ShellConfig,
     pub lint: LintConfig,
     pub budget: Budget,
@@ -250,7 +287,7 @@ pub fn resolve(
     if api_key.is_none() && custom_base.is_none() {
         return Err(ConfigError::MissingKey {
             provider: wire,
-            env_var: key_env,
+            env_var: key_env.clone(),
             base_env: vars.base_env,
         });
     }
@@ -281,12 +318,15 @@ pub fn resolve(
             api_key,
             model,
         },
+        api_key_env: key_env,
         approval: flags
             .approval
             .or(parse_env(&env, "DUET_APPROVAL")?)
             .or(file.approval)
             .unwrap_or_default(),
         max_tokens: file.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+        retry: file.network.retry_policy(),
+        idle_timeout: file.network.idle_timeout(),
         shell: file.shell.apply(ShellConfig::default()),
         lint: file.lint.clone(),
         budget,
@@ -498,6 +538,7 @@ mod tests {
         };
         let settings = resolve_with(&file, &[("WORK_CLAUDE_KEY", "w")], &Flags::default()).unwrap();
         assert_eq!(settings.endpoint.api_key.as_deref(), Some("w"));
+        assert_eq!(settings.api_key_env, "WORK_CLAUDE_KEY");
     }
 
     #[test]
@@ -553,6 +594,7 @@ max_tokens = 4096
                 lint: LintConfig::default(),
                 budget: BudgetSection::default(),
                 models: ModelTable::default(),
+                network: NetworkSection::default(),
             }
         );
     }
@@ -592,6 +634,37 @@ output = 0.2
         let error = resolve_with(&file, &vars, &flags).unwrap_err().to_string();
         assert!(error.contains("price of `mystery` is unknown"), "{error}");
         assert!(error.contains("[models.\"mystery\"]"), "{error}");
+    }
+
+    #[test]
+    fn the_network_table_sets_retries_and_the_idle_watchdog() {
+        let with_key = |name: &str| (name == "ANTHROPIC_API_KEY").then(|| "k".to_string());
+        let defaults = resolve(
+            &FileConfig::default(),
+            &with_key,
+            &Flags::default(),
+            &paths(),
+        )
+        .unwrap();
+        assert_eq!(defaults.retry, RetryPolicy::default());
+        assert_eq!(defaults.idle_timeout, DEFAULT_IDLE_TIMEOUT);
+        assert_eq!(defaults.api_key_env, "ANTHROPIC_API_KEY");
+
+        let text = "[network]\nmax_retries = 0\nidle_timeout_secs = 20\n";
+        let file = parse_file(Path::new("c.toml"), text).unwrap();
+        let settings = resolve(&file, &with_key, &Flags::default(), &paths()).unwrap();
+        assert_eq!(settings.retry.max_retries, 0);
+        assert_eq!(
+            settings.retry.initial_delay,
+            RetryPolicy::default().initial_delay
+        );
+        assert_eq!(settings.idle_timeout, Duration::from_secs(20));
+
+        let error = parse_file(Path::new("/c.toml"), "[network]\nidle_timeout_secs = 0\n")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(error.starts_with("/c.toml:2:"), "{error}");
     }
 
     #[test]

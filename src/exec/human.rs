@@ -1,7 +1,7 @@
 use std::io::Write;
 
 use super::Printer;
-use crate::agent::protocol::ApprovalView;
+use crate::agent::protocol::{ApprovalView, retry_line};
 use crate::agent::{Event, TurnOutcome};
 use crate::policy::Decision;
 use crate::provider::Usage;
@@ -17,6 +17,7 @@ enum Style {
     Green,
     Red,
     Cyan,
+    Yellow,
 }
 
 impl Style {
@@ -26,6 +27,7 @@ impl Style {
             Style::Green => "\x1b[32m",
             Style::Red => "\x1b[31m",
             Style::Cyan => "\x1b[36m",
+            Style::Yellow => "\x1b[33m",
         }
     }
 }
@@ -215,6 +217,20 @@ impl Printer for HumanPrinter {
                 let line = self.paint(Style::Dim, &format!("mode: {mode}"));
                 self.line(out, &line)?;
             }
+            Event::Retrying {
+                attempt,
+                max_attempts,
+                delay_ms,
+                reason,
+                discarded,
+            } => {
+                let mut text = retry_line(*attempt, *max_attempts, *delay_ms, reason);
+                if *discarded {
+                    text.push_str(" (the partial reply above is discarded)");
+                }
+                let line = self.paint(Style::Yellow, &format!("↻ {text}"));
+                self.line(out, &line)?;
+            }
             Event::Usage { session, .. } => self.usage = *session,
             Event::TurnEnd { outcome } => {
                 let text = match outcome {
@@ -381,6 +397,35 @@ mod tests {
             "resumed session 100-1 (1 earlier messages)\n\
              warning: the session is no longer saved: cannot write /s/100-1.jsonl: No space \
              left on device\n"
+        );
+    }
+
+    #[test]
+    fn a_retry_ends_the_partial_line_and_says_it_is_discarded() {
+        let text = render(&[
+            Event::TextDelta {
+                text: "Half an ans".into(),
+            },
+            Event::Retrying {
+                attempt: 1,
+                max_attempts: 5,
+                delay_ms: 2000,
+                reason: "network error while streaming: reset".into(),
+                discarded: true,
+            },
+            Event::Retrying {
+                attempt: 2,
+                max_attempts: 5,
+                delay_ms: 500,
+                reason: "HTTP 529".into(),
+                discarded: false,
+            },
+        ]);
+        assert_eq!(
+            text,
+            "Half an ans\n↻ retrying in 2s (attempt 1/5): network error while streaming: \
+             reset (the partial reply above is discarded)\n↻ retrying in 500ms (attempt 2/5): \
+             HTTP 529\n"
         );
     }
 

@@ -3,6 +3,7 @@
 mod agent_loop;
 mod approval;
 mod exec_cli;
+mod faults;
 mod lint_after_write;
 mod loop_control;
 mod scripted_server;

@@ -558,6 +558,37 @@ fn an_interrupted_turn_stops_spinners_and_says_so() {
 }
 
 #[test]
+fn a_retry_marks_the_partial_reply_and_stops_the_cut_call() {
+    let start = Instant::now();
+    let mut transcript = Transcript::new(Theme::new(false));
+    transcript.on_event(&text("Writing the file now.\n"), start);
+    transcript.on_event(&begin("w", "write"), start);
+    transcript.on_event(
+        &Event::Retrying {
+            attempt: 1,
+            max_attempts: 5,
+            delay_ms: 2000,
+            reason: "network error while streaming: reset".into(),
+            discarded: true,
+        },
+        at(start, 100),
+    );
+    let rows = card_rows(&mut transcript, at(start, 200));
+    assert_eq!(
+        rows,
+        [
+            "Writing the file now.",
+            "• write …",
+            "  ✗ stopped before a result",
+            "! retrying in 2s (attempt 1/5): network error while",
+            "  streaming: reset",
+            "  the partial reply above was discarded",
+        ]
+    );
+    assert_eq!(transcript.next_deadline(at(start, 200)), None);
+}
+
+#[test]
 fn toggling_cards_collapses_finished_bodies_but_not_running_tails() {
     let start = Instant::now();
     let mut transcript = three_running_cards(start);
