@@ -191,7 +191,8 @@ pub enum TurnOutcome {
     Finished { stop_reason: StopReason },
     /// The user interrupted.
     Interrupted,
-    /// The model call failed; `message` says why and what to check.
+    /// The model call failed for good (retries exhausted or pointless), or its answers
+    /// kept stopping at the output limit; `message` says why and what to check.
     Failed { message: String },
     /// A budget limit would have been passed by the next model call, so it was not sent.
     BudgetExhausted { report: BudgetReport },
