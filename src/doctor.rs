@@ -55,7 +55,7 @@ fn check(status: Status, label: &'static str, detail: impl Into<String>) -> Chec
 }
 
 /// Runs every check, prints the report, and fails when duet could not run.
-pub fn run(flags: &Flags, workspace: Option<&Path>) -> ExitCode {
+pub fn run(flags: &Flags, workspace: &Path) -> ExitCode {
     let checks = gather(flags, workspace);
     print!("{}", render(&checks));
     if checks.iter().any(|check| check.status == Status::Fail) {
@@ -65,7 +65,7 @@ pub fn run(flags: &Flags, workspace: Option<&Path>) -> ExitCode {
     }
 }
 
-fn gather(flags: &Flags, workspace: Option<&Path>) -> Vec<Check> {
+fn gather(flags: &Flags, workspace: &Path) -> Vec<Check> {
     let env = |name: &str| std::env::var(name).ok();
     let paths = match Paths::discover() {
         Ok(paths) => paths,
@@ -87,10 +87,9 @@ fn gather(flags: &Flags, workspace: Option<&Path>) -> Vec<Check> {
     };
     checks.push(state_dir(&paths.state_dir));
     checks.extend(programs());
-    match (shell, workspace_dir(workspace)) {
-        (Ok(shell), Ok(workspace)) => checks.extend(protections(shell, &workspace)),
-        (Err(error), _) => checks.push(check(Status::Fail, "sandbox", error.to_string())),
-        (_, Err(error)) => checks.push(check(Status::Fail, "workspace", error)),
+    match shell {
+        Ok(shell) => checks.extend(protections(shell, workspace)),
+        Err(error) => checks.push(check(Status::Fail, "sandbox", error.to_string())),
     }
     checks
 }
@@ -229,14 +228,6 @@ fn version_of(program: &Path, flag: impl AsRef<OsStr>) -> Option<String> {
         .map(str::trim)
         .filter(|line| !line.is_empty())
         .map(str::to_string)
-}
-
-fn workspace_dir(workspace: Option<&Path>) -> Result<PathBuf, String> {
-    match workspace {
-        Some(dir) => Ok(dir.to_path_buf()),
-        None => std::env::current_dir()
-            .map_err(|error| format!("cannot read the current directory: {error}")),
-    }
 }
 
 /// What the shell would be protected by in `workspace`, found by running the sandbox

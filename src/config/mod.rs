@@ -6,15 +6,21 @@
 //! Invariant: resolution is a pure function of (file, environment, flags), so it is
 //! tested without touching the process environment.
 
+mod budget;
+mod models;
+
+use std::num::NonZeroU64;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 
-use std::time::Duration;
+pub use budget::{Budget, BudgetSection, DEFAULT_MAX_STEPS};
+pub use models::{ModelEntry, ModelInfo, ModelTable, Prices};
 
 use crate::lint::LintConfig;
 use crate::policy::ApprovalMode;
-use crate::provider::{Endpoint, Wire};
+use crate::provider::{DEFAULT_IDLE_TIMEOUT, Endpoint, RetryPolicy, Wire};
 use crate::shell::ShellConfig;
 use crate::shell::sandbox::SandboxConfig;
 
@@ -45,6 +51,43 @@ pub struct FileConfig {
     /// `[sandbox]`: how the shell is confined.
     #[serde(default)]
     pub sandbox: SandboxSection,
+    /// `[budget]`: limits on each task.
+    #[serde(default)]
+    pub budget: BudgetSection,
+    /// `[models."name-prefix"]`: context windows and prices, over the built-in table.
+    #[serde(default)]
+    pub models: ModelTable,
+    /// `[network]`: retries and the idle watchdog of model calls.
+    #[serde(default)]
+    pub network: NetworkSection,
+}
+
+/// The `[network]` table; unset fields keep the defaults of [`RetryPolicy`] and
+/// [`DEFAULT_IDLE_TIMEOUT`].
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkSection {
+    /// Retries of a model call that failed for a passing reason (rate limit, overload,
+    /// network); 0 turns retrying off.
+    pub max_retries: Option<u32>,
+    /// Seconds without a byte from the provider before the call is abandoned (and
+    /// retried).
+    pub idle_timeout_secs: Option<NonZeroU64>,
+}
+
+impl NetworkSection {
+    fn retry_policy(&self) -> RetryPolicy {
+        let default = RetryPolicy::default();
+        RetryPolicy {
+            max_retries: self.max_retries.unwrap_or(default.max_retries),
+            ..default
+        }
+    }
+
+    fn idle_timeout(&self) -> Duration {
+        self.idle_timeout_secs
+            .map_or(DEFAULT_IDLE_TIMEOUT, |secs| Duration::from_secs(secs.get()))
+    }
 }
 
 /// The `[shell]` table; unset fields keep [`ShellConfig`]'s defaults.
@@ -138,18 +181,25 @@ pub struct Flags {
     pub model: Option<String>,
     pub base_url: Option<String>,
     pub approval: Option<ApprovalMode>,
+    pub budget: BudgetSection,
 }
 
 /// Fully resolved settings for one run.
 #[derive(Clone, Debug)]
 pub struct Settings {
     pub endpoint: Endpoint,
-    /// The variable the API key was looked up in.
+    /// The environment variable the API key is read from (named in auth errors).
     pub api_key_env: String,
     pub approval: ApprovalMode,
     pub max_tokens: u32,
+    pub retry: RetryPolicy,
+    /// No byte from the provider for this long abandons a model call.
+    pub idle_timeout: Duration,
     pub shell: ShellConfig,
     pub lint: LintConfig,
+    pub budget: Budget,
+    /// The context window and prices of `endpoint.model`, where known.
+    pub model_info: ModelInfo,
 }
 
 /// Where duet reads and writes its own files.
@@ -176,6 +226,11 @@ impl Paths {
 
     pub fn log_file(&self) -> PathBuf {
         self.state_dir.join("logs").join("duet.log")
+    }
+
+    /// Where session transcripts are recorded, one `<id>.jsonl` file each.
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.state_dir.join("sessions")
     }
 
     /// Where clipped tool outputs of one session are saved in full.
@@ -207,6 +262,12 @@ pub enum ConfigError {
         line: usize,
         message: String,
     },
+    #[error(
+        "a cost budget is set but the price of `{model}` is unknown, so it cannot be \
+         enforced: add its prices to the config file, e.g.\n\n  [models.\"{model}\"]\n  \
+         input = 3.0    # US dollars per million tokens\n  output = 15.0"
+    )]
+    UnpricedModel { model: String },
     #[error("environment variable {name}: {message}")]
     BadEnv { name: String, message: String },
     #[error("{setting}: {message}")]
@@ -291,7 +352,7 @@ pub fn resolve(
     if api_key.is_none() && custom_base.is_none() {
         return Err(ConfigError::MissingKey {
             provider: wire,
-            env_var: key_env,
+            env_var: key_env.clone(),
             base_env: vars.base_env,
         });
     }
@@ -310,6 +371,11 @@ pub fn resolve(
         }
         (None, _) => vars.default_model.to_string(),
     };
+    let model_info = models::lookup(&model, &file.models);
+    let budget = file.budget.overlaid(&flags.budget).resolve();
+    if budget.max_cost_usd.is_some() && model_info.prices.is_none() {
+        return Err(ConfigError::UnpricedModel { model });
+    }
     let mut shell = resolve_shell(file, &env)?;
     // The key duet itself uses never reaches the shell, whatever it is called.
     shell.secrets.extra.push(key_env.clone());
@@ -327,8 +393,12 @@ pub fn resolve(
             .or(file.approval)
             .unwrap_or_default(),
         max_tokens: file.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+        retry: file.network.retry_policy(),
+        idle_timeout: file.network.idle_timeout(),
         shell,
         lint: file.lint.clone(),
+        budget,
+        model_info,
     })
 }
 
@@ -527,6 +597,7 @@ mod tests {
             model: Some("from-flag".into()),
             base_url: Some("http://127.0.0.1:9".into()),
             approval: Some(ApprovalMode::Auto),
+            budget: BudgetSection::default(),
         };
         let settings = resolve_with(&file, &vars, &flags).unwrap();
         assert_eq!(settings.endpoint.wire, Wire::Anthropic);
@@ -545,6 +616,7 @@ mod tests {
         };
         let settings = resolve_with(&file, &[("WORK_CLAUDE_KEY", "w")], &Flags::default()).unwrap();
         assert_eq!(settings.endpoint.api_key.as_deref(), Some("w"));
+        assert_eq!(settings.api_key_env, "WORK_CLAUDE_KEY");
     }
 
     #[test]
@@ -599,8 +671,79 @@ max_tokens = 4096
                 shell: ShellSection::default(),
                 lint: LintConfig::default(),
                 sandbox: SandboxSection::default(),
+                budget: BudgetSection::default(),
+                models: ModelTable::default(),
+                network: NetworkSection::default(),
             }
         );
+    }
+
+    #[test]
+    fn budget_and_models_tables_reach_the_settings() {
+        let text = r#"
+model = "my-local"
+[budget]
+max_steps = 12
+max_cost_usd = 0.5
+[models."my-local"]
+context_window = 32768
+input = 0.1
+output = 0.2
+"#;
+        let file = parse_file(Path::new("c.toml"), text).unwrap();
+        let vars = [("ANTHROPIC_API_KEY", "k")];
+        let settings = resolve_with(&file, &vars, &Flags::default()).unwrap();
+        assert_eq!(settings.budget.max_steps, 12);
+        assert_eq!(settings.budget.max_cost_usd, Some(0.5));
+        assert_eq!(settings.model_info.context_window, Some(32_768));
+        assert_eq!(settings.model_info.prices.map(|p| p.output), Some(0.2));
+    }
+
+    #[test]
+    fn a_cost_budget_for_an_unpriced_model_is_refused() {
+        let file = parse_file(Path::new("c.toml"), "model = \"mystery\"\n").unwrap();
+        let flags = Flags {
+            budget: BudgetSection {
+                max_cost_usd: Some(1.0),
+                ..BudgetSection::default()
+            },
+            ..Flags::default()
+        };
+        let vars = [("ANTHROPIC_API_KEY", "k")];
+        let error = resolve_with(&file, &vars, &flags).unwrap_err().to_string();
+        assert!(error.contains("price of `mystery` is unknown"), "{error}");
+        assert!(error.contains("[models.\"mystery\"]"), "{error}");
+    }
+
+    #[test]
+    fn the_network_table_sets_retries_and_the_idle_watchdog() {
+        let with_key = |name: &str| (name == "ANTHROPIC_API_KEY").then(|| "k".to_string());
+        let defaults = resolve(
+            &FileConfig::default(),
+            &with_key,
+            &Flags::default(),
+            &paths(),
+        )
+        .unwrap();
+        assert_eq!(defaults.retry, RetryPolicy::default());
+        assert_eq!(defaults.idle_timeout, DEFAULT_IDLE_TIMEOUT);
+        assert_eq!(defaults.api_key_env, "ANTHROPIC_API_KEY");
+
+        let text = "[network]\nmax_retries = 0\nidle_timeout_secs = 20\n";
+        let file = parse_file(Path::new("c.toml"), text).unwrap();
+        let settings = resolve(&file, &with_key, &Flags::default(), &paths()).unwrap();
+        assert_eq!(settings.retry.max_retries, 0);
+        assert_eq!(
+            settings.retry.initial_delay,
+            RetryPolicy::default().initial_delay
+        );
+        assert_eq!(settings.idle_timeout, Duration::from_secs(20));
+
+        let error = parse_file(Path::new("/c.toml"), "[network]\nidle_timeout_secs = 0\n")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(error.starts_with("/c.toml:2:"), "{error}");
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! Does not own: anything the agent does; it only consumes [`Event`]s.
 //!
 //! Exit status: 0 the model finished; 1 the turn failed (model call or setup); 2 bad
-//! usage or configuration (decided by `main`); 130 interrupted.
+//! usage or configuration (decided by `main`); 3 stopped by a budget limit or a detected
+//! loop; 130 interrupted.
 
 mod human;
 mod jsonl;
@@ -32,6 +33,8 @@ pub enum Format {
 pub enum Outcome {
     Finished,
     Failed,
+    /// A budget limit or the loop detector stopped the task before it finished.
+    Stopped,
     Interrupted,
 }
 
@@ -40,6 +43,7 @@ impl Outcome {
         match self {
             Outcome::Finished => ExitCode::SUCCESS,
             Outcome::Failed => ExitCode::from(1),
+            Outcome::Stopped => ExitCode::from(3),
             Outcome::Interrupted => ExitCode::from(130),
         }
     }
@@ -101,6 +105,9 @@ pub async fn run(
                         TurnOutcome::Finished { .. } => Outcome::Finished,
                         TurnOutcome::Interrupted => Outcome::Interrupted,
                         TurnOutcome::Failed { .. } => Outcome::Failed,
+                        TurnOutcome::BudgetExhausted { .. } | TurnOutcome::LoopDetected { .. } => {
+                            Outcome::Stopped
+                        }
                     });
                 }
             }

@@ -159,7 +159,8 @@ async fn exit_with_a_background_job_holding_the_terminal_returns_promptly() {
         outcome.end,
         End::ShellExited(ShellExit { code: Some(4), .. })
     ));
-    assert!(started.elapsed() < Duration::from_secs(3));
+    // Far less than the 30 s the job holds the terminal, even on a loaded machine.
+    assert!(started.elapsed() < Duration::from_secs(15));
     assert_eq!(h.ok("echo alive").await, "alive\n");
 }
 

@@ -55,6 +55,15 @@ pub struct GitStatus {
     pub dirty: usize,
 }
 
+/// What the session has used so far, as the last [`Event::Usage`] said.
+#[derive(Clone, Copy, Debug, Default)]
+struct Spend {
+    tokens_in: u64,
+    tokens_out: u64,
+    cost: Option<f64>,
+    context_used: Option<f32>,
+}
+
 pub struct App {
     theme: Theme,
     keymap: Keymap,
@@ -65,7 +74,7 @@ pub struct App {
     agent: AgentHandle,
     model: String,
     mode: ApprovalMode,
-    tokens: (u64, u64),
+    spend: Spend,
     git: GitStatus,
     /// What protects the user from the shell, once the session has said.
     sandbox: Option<Protections>,
@@ -96,7 +105,7 @@ impl App {
             agent,
             model,
             mode: ApprovalMode::default(),
-            tokens: (0, 0),
+            spend: Spend::default(),
             git: GitStatus::default(),
             sandbox: None,
             turn_running: false,
@@ -145,11 +154,20 @@ impl App {
                 self.sandbox = Some(sandbox.clone());
             }
             Event::ModeChanged { mode } => self.mode = *mode,
-            Event::Usage { session, .. } => {
-                self.tokens = (
-                    session.input_tokens + session.cache_read_tokens + session.cache_write_tokens,
-                    session.output_tokens,
-                );
+            Event::Usage {
+                session,
+                session_cost_usd,
+                context_used,
+                ..
+            } => {
+                self.spend = Spend {
+                    tokens_in: session.input_tokens
+                        + session.cache_read_tokens
+                        + session.cache_write_tokens,
+                    tokens_out: session.output_tokens,
+                    cost: *session_cost_usd,
+                    context_used: *context_used,
+                };
             }
             Event::UserMessageDelivered { text } => {
                 self.pending.delivered(text);
@@ -512,10 +530,10 @@ impl App {
         StatusInfo {
             model: self.model.clone(),
             mode: self.mode,
-            tokens_in: self.tokens.0,
-            tokens_out: self.tokens.1,
-            cost: None,
-            context_used: None,
+            tokens_in: self.spend.tokens_in,
+            tokens_out: self.spend.tokens_out,
+            cost: self.spend.cost,
+            context_used: self.spend.context_used,
             branch: self.git.branch.clone(),
             dirty: self.git.dirty,
             activity: self.activity(),

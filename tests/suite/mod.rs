@@ -3,8 +3,11 @@
 mod agent_loop;
 mod approval;
 mod exec_cli;
+mod faults;
 mod lint_after_write;
+mod loop_control;
 mod sandbox;
 mod scripted_server;
+mod sessions;
 mod shell_tool;
 mod tui_tmux;
