@@ -1,9 +1,13 @@
-//! Read-only views of the git repository around the workspace.
+//! Views of the git repository around the workspace, and checkpoints.
 //!
 //! Owns: finding the repository root and summarizing its state (branch, recent commits,
-//! staged / unstaged / untracked files) for the model's environment block.
-//! Does not own: checkpoints, branches or commits made by duet (later issues).
-//! Invariant: nothing here writes to the repository, its index or its config.
+//! staged / unstaged / untracked files) for the model's environment block; snapshots
+//! of the work tree and undoing turns ([`checkpoint`]).
+//! Does not own: branches or commits made on the user's behalf.
+//! Invariant: nothing here writes to the repository's index, refs or config; the only
+//! thing ever added is unreferenced checkpoint objects.
+
+pub mod checkpoint;
 
 use std::path::{Path, PathBuf};
 
@@ -182,7 +186,7 @@ mod tests {
 
     use super::*;
 
-    fn commit_all(repo: &Repository, message: &str) {
+    pub(crate) fn commit_all(repo: &Repository, message: &str) {
         let mut index = repo.index().unwrap();
         index
             .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
