@@ -15,7 +15,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::files::{Change, apply_change, blocking, existing_file, load_text, not_found};
+use super::files::{
+    Change, apply_change, blocking, existing_file, load_text, not_found, refuse_if_stale,
+};
 use super::text::{count, line_numbers_at, push_numbered, thousands};
 use super::{Tool, ToolCtx, ToolError, ToolOutput, parse_args, schema_for};
 
@@ -73,6 +75,7 @@ impl Tool for Edit {
         check_strings(&args.old_string, &args.new_string)?;
         let replace_all = args.replace_all.unwrap_or(false);
         let workspace = ctx.workspace.clone();
+        let ledger = ctx.ledger.clone();
         let (change, replacements, regions) = blocking(move || {
             let abs = workspace.resolve(&args.path)?;
             let display = workspace.display(&abs);
@@ -85,6 +88,7 @@ impl Tool for Edit {
                 }
                 Some(meta) => meta.permissions(),
             };
+            refuse_if_stale(&ledger, &abs, &display)?;
             let before = load_text(&abs, &display)?;
             let plan = plan_edit(&before, &args.old_string, &args.new_string, replace_all)
                 .map_err(|failure| failure.into_error(&display, &before))?;
@@ -408,6 +412,26 @@ mod tests {
         assert_eq!(output.summary, "edited a.txt (1 replacement)");
         assert_eq!(fx.text("a.txt"), body.replace("line 10\n", "ten\nTEN\n"));
         assert!(fx.ctx.ledger.was_read(&fx.path("a.txt")));
+    }
+
+    #[tokio::test]
+    async fn an_edit_based_on_a_stale_read_is_refused_until_the_file_is_read_again() {
+        let fx = Fixture::new();
+        fx.file("a.txt", "one\ntwo\n");
+        fx.mark_read("a.txt");
+        fx.file("a.txt", "one\ntwo\nthree added by the user\n");
+        let edit = json!({"path": "a.txt", "old_string": "two\n", "new_string": "2\n"});
+        let message = refused(fx.call(&Edit, edit.clone()).await);
+        assert!(
+            message.contains("`a.txt` changed on disk since you read it"),
+            "{message}"
+        );
+        assert!(message.contains("Read `a.txt` again"), "{message}");
+        assert_eq!(fx.text("a.txt"), "one\ntwo\nthree added by the user\n");
+
+        fx.mark_read("a.txt");
+        fx.ok(&Edit, edit).await;
+        assert_eq!(fx.text("a.txt"), "one\n2\nthree added by the user\n");
     }
 
     #[tokio::test]

@@ -15,7 +15,7 @@ use std::path::Path;
 use crate::diff::{self, HunkId};
 use crate::policy::{Action, Decision};
 
-use super::{ToolCtx, ToolError, ToolOutput};
+use super::{ReadLedger, ToolCtx, ToolError, ToolOutput};
 
 /// How many leading bytes are checked for a NUL byte, the mark of a binary file.
 pub(crate) const BINARY_SNIFF_BYTES: usize = 8 * 1024;
@@ -102,6 +102,24 @@ pub(crate) fn load_text(abs: &Path, display: &str) -> Result<String, ToolError> 
         return Err(binary_refusal(display, "it contains a NUL byte"));
     }
     String::from_utf8(bytes).map_err(|_| binary_refusal(display, "it is not valid UTF-8"))
+}
+
+/// Refuses to change a file that changed on disk since the model last read or wrote
+/// it: the change was made against content that is no longer there, and would undo
+/// whatever changed without the model having seen it.
+pub(crate) fn refuse_if_stale(
+    ledger: &ReadLedger,
+    abs: &Path,
+    display: &str,
+) -> Result<(), ToolError> {
+    if !ledger.changed_since_seen(abs) {
+        return Ok(());
+    }
+    Err(ToolError::Refused(format!(
+        "`{display}` changed on disk since you read it (the user or a command changed it), \
+         so nothing was written: your change is based on content that is no longer there. \
+         Read `{display}` again, then redo the change on its current content."
+    )))
 }
 
 /// A file change waiting for approval.

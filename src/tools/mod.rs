@@ -19,6 +19,7 @@ mod shell;
 pub(crate) mod test_support;
 mod text;
 pub mod truncate;
+mod watch;
 mod workspace;
 mod write;
 

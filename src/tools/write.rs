@@ -13,7 +13,9 @@ use serde_json::Value;
 
 use std::path::Path;
 
-use super::files::{Change, apply_change, blocking, existing_file, io_failure, load_text};
+use super::files::{
+    Change, apply_change, blocking, existing_file, io_failure, load_text, refuse_if_stale,
+};
 use super::text::{count, human_size};
 use super::{Tool, ToolCtx, ToolError, ToolOutput, parse_args, schema_for};
 
@@ -64,6 +66,7 @@ impl Tool for Write {
                     if !ledger.was_read(&abs) {
                         return Err(unread_refusal(&display));
                     }
+                    refuse_if_stale(&ledger, &abs, &display)?;
                     (
                         Some(current_text(&abs, &display)?),
                         Some(meta.permissions()),
@@ -172,6 +175,23 @@ mod tests {
             .await;
         assert_eq!(content, "replaced `notes.md` (1 line, 4 bytes).");
         assert_eq!(fx.text("notes.md"), "new\n");
+    }
+
+    #[tokio::test]
+    async fn overwriting_a_file_changed_since_the_read_is_refused() {
+        let fx = Fixture::new();
+        fx.file("notes.md", "old\n");
+        fx.mark_read("notes.md");
+        fx.file("notes.md", "the user's newer notes\n");
+        let message = refused(
+            fx.call(&Write, json!({"path": "notes.md", "content": "mine"}))
+                .await,
+        );
+        assert!(
+            message.contains("changed on disk since you read it"),
+            "{message}"
+        );
+        assert_eq!(fx.text("notes.md"), "the user's newer notes\n");
     }
 
     #[tokio::test]
