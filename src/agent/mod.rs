@@ -13,9 +13,11 @@
 
 mod approval;
 mod budget;
+mod checkpoints;
 mod context;
 mod conversation;
 mod events;
+mod notes;
 pub mod protocol;
 mod recording;
 mod recovery;
@@ -55,7 +57,8 @@ pub struct AgentSetup {
     /// The environment variable the API key comes from, named when the provider
     /// refuses the key.
     pub api_key_env: Option<String>,
-    /// Where clipped tool outputs are saved in full.
+    /// Where clipped tool outputs are saved in full, and where checkpoints of a
+    /// workspace outside git are kept (`checkpoints.git`).
     pub outputs_dir: PathBuf,
     pub shell: ShellConfig,
     pub lint: LintConfig,
@@ -134,10 +137,20 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
             ..setup.shell
         },
     ));
+    let workspace = Arc::new(workspace);
+    let checkpoints = Arc::new(checkpoints::Checkpoints::new(
+        Arc::clone(&workspace),
+        setup.outputs_dir.join("checkpoints.git"),
+        events.clone(),
+    ));
     let tool_ctx = ToolCtx {
-        workspace: Arc::new(workspace),
-        ledger: Arc::new(ReadLedger::default()),
-        approver: approvals.clone(),
+        workspace,
+        ledger: Arc::new(ReadLedger::watching()),
+        // Every side effect asks first, so the gate sees the first one of each turn.
+        approver: Arc::new(checkpoints::CheckpointGate {
+            desk: approvals.clone(),
+            checkpoints: Arc::clone(&checkpoints),
+        }),
         shell: shell.clone(),
         linter: Arc::new(Linter::new(&root, setup.lint)),
         output: OutputSink::default(),
@@ -185,6 +198,7 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
         model_info: setup.model_info,
         meter: budget::TaskMeter::start(std::time::Instant::now()),
         repetition: repetition::RepetitionGuard::default(),
+        checkpoints,
     };
     tokio::spawn(async move {
         // Probing the sandbox runs its launcher once, so it happens here, off the

@@ -35,6 +35,10 @@ pub enum Command {
     /// Forgets the conversation so far (the next message starts afresh). Ignored while a
     /// turn runs.
     ClearConversation,
+    /// Reverts the file changes of the last turn that changed files, or of every turn of
+    /// the session. Answered by [`Event::Undone`] or [`Event::UndoFailed`]; refused
+    /// while a turn runs.
+    Undo { scope: UndoScope },
     /// End the agent task after cancelling whatever runs.
     Shutdown,
 }
@@ -167,6 +171,23 @@ pub enum Event {
         path: String,
         reason: String,
     },
+    /// The workspace was snapshotted as an unreferenced git commit, `before` the first
+    /// side effect of turn `turn` (counted from 1 in the session) or `after` it ended.
+    CheckpointTaken {
+        turn: u32,
+        stage: CheckpointStage,
+        commit: String,
+    },
+    /// The changes of `turns` were reverted: `files` (workspace-relative) are back as
+    /// they were before the oldest of them.
+    Undone {
+        turns: Vec<u32>,
+        files: Vec<String>,
+    },
+    /// An undo changed nothing; `message` says why.
+    UndoFailed {
+        message: String,
+    },
 }
 
 /// The line front ends show for [`Event::Retrying`]:
@@ -184,6 +205,24 @@ pub fn retry_line(attempt: u32, max_attempts: u32, delay_ms: u64, reason: &str) 
         }
     };
     format!("retrying {when} (attempt {attempt}/{max_attempts}): {reason}")
+}
+
+/// Which turns [`Command::Undo`] reverts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UndoScope {
+    /// The last turn that changed files and is not undone yet.
+    LastTurn,
+    /// Every turn of the session that is not undone yet.
+    All,
+}
+
+/// When a [`Event::CheckpointTaken`] snapshot was taken within its turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckpointStage {
+    Before,
+    After,
 }
 
 /// How a turn ended.

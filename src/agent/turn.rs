@@ -28,6 +28,7 @@ use crate::tools::{OutputChunk, OutputSink, Registry, ToolCtx};
 
 use super::approval::ApprovalDesk;
 use super::budget::{self, TaskMeter};
+use super::checkpoints::Checkpoints;
 use super::context;
 use super::conversation::{AssistantDraft, Conversation};
 use super::events::EventSink;
@@ -113,6 +114,7 @@ pub(crate) struct Agent {
     /// What the current task has spent; restarted by each user message that starts one.
     pub(crate) meter: TaskMeter,
     pub(crate) repetition: RepetitionGuard,
+    pub(crate) checkpoints: Arc<Checkpoints>,
 }
 
 impl Agent {
@@ -136,6 +138,7 @@ impl Agent {
                     self.conversation = Conversation::default();
                     self.events.emit(Event::ConversationCleared).await;
                 }
+                Command::Undo { scope } => self.undo(scope).await,
                 Command::Shutdown => break,
             }
         }
@@ -147,7 +150,9 @@ impl Agent {
         self.repetition = RepetitionGuard::default();
         let mut recovery = Recovery::new(self.retry.clone(), self.max_tokens);
         let mut step = 0;
+        self.checkpoints.begin_turn().await;
         let outcome = loop {
+            self.report_external_changes().await;
             self.deliver_pending().await;
             if let Some(exhausted) = self.budget_exhausted() {
                 break exhausted;
@@ -350,6 +355,7 @@ impl Agent {
             // A bug, not a user error: log loudly; the request validators in tests catch it.
             tracing::error!(%problem, "conversation lost call/result pairing");
         }
+        self.checkpoints.end_turn().await;
         self.events.emit(Event::TurnEnd { outcome }).await;
     }
 
@@ -546,6 +552,10 @@ impl Agent {
             }
             Some(Command::ClearConversation) => {
                 tracing::debug!("clear ignored while a turn runs");
+                None
+            }
+            Some(Command::Undo { .. }) => {
+                self.refuse_undo_during_turn().await;
                 None
             }
             Some(Command::Interrupt) => Some(StepEnd::Interrupted),

@@ -278,7 +278,17 @@ impl Printer for HumanPrinter {
                 let line = self.paint(Style::Red, &text);
                 self.line(out, &line)?;
             }
-            Event::StepStarted { .. }
+            Event::Undone { files, .. } => {
+                let line = self.paint(Style::Dim, &format!("undone: {}", files.join(", ")));
+                self.line(out, &line)?;
+            }
+            Event::UndoFailed { message } => {
+                let line = self.paint(Style::Red, &format!("undo: {message}"));
+                self.line(out, &line)?;
+            }
+            // The checkpoint ids are for session records (`--json` carries them).
+            Event::CheckpointTaken { .. }
+            | Event::StepStarted { .. }
             | Event::ToolCallBegin { .. }
             | Event::ToolRunBegin { .. }
             | Event::MessageWithdrawn { .. }

@@ -390,10 +390,13 @@ impl App {
                 }
             }
             SlashCommand::Diff => return Effect::ShowDiff,
-            SlashCommand::Undo => self.notice(
-                "/undo is not available yet: checkpoints arrive with the safety work",
-                NoticeKind::Error,
-            ),
+            SlashCommand::Undo(scope) => {
+                if self.turn_running {
+                    self.notice("/undo waits until the current turn ends", NoticeKind::Error);
+                } else {
+                    self.send(Command::Undo { scope });
+                }
+            }
             SlashCommand::Quit => return Effect::Quit,
         }
         Effect::Redraw
@@ -785,6 +788,47 @@ mod tests {
         assert_eq!(h.sent(), [Command::ClearConversation]);
         h.say("//literally");
         assert_eq!(h.sent(), [message("/literally")]);
+    }
+
+    #[test]
+    fn undo_is_sent_between_turns_and_its_answer_is_shown() {
+        use crate::agent::protocol::UndoScope;
+        let mut h = Harness::new();
+        h.say("/undo");
+        h.say("/undo all");
+        assert_eq!(
+            h.sent(),
+            [
+                Command::Undo {
+                    scope: UndoScope::LastTurn
+                },
+                Command::Undo {
+                    scope: UndoScope::All
+                }
+            ]
+        );
+        h.event(Event::Undone {
+            turns: vec![2],
+            files: vec!["src/a.rs".into()],
+        });
+        h.event(Event::UndoFailed {
+            message: "Nothing was undone: b.rs changed after duet's turn".into(),
+        });
+        let screen = h.screen();
+        assert!(screen.contains("undone: src/a.rs"), "{screen}");
+        assert!(
+            screen.contains("Nothing was undone: b.rs changed"),
+            "{screen}"
+        );
+
+        h.say("go");
+        h.sent();
+        h.say("/undo");
+        assert_eq!(h.sent(), [], "not while a turn runs");
+        assert!(
+            h.screen()
+                .contains("/undo waits until the current turn ends")
+        );
     }
 
     #[test]

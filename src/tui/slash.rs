@@ -6,6 +6,7 @@
 //! Invariant: input that is not a command (no leading `/`, a path like `/usr/bin`, or
 //! `//` escaping the slash) is never taken for one, so it is sent as a message.
 
+use crate::agent::protocol::UndoScope;
 use crate::policy::ApprovalMode;
 
 /// A command the user typed.
@@ -18,7 +19,7 @@ pub enum SlashCommand {
     Model(Option<String>),
     Clear,
     Diff,
-    Undo,
+    Undo(UndoScope),
     Quit,
 }
 
@@ -60,8 +61,8 @@ pub const COMMANDS: &[CommandInfo] = &[
     },
     CommandInfo {
         name: "undo",
-        args: "",
-        about: "Revert duet's last change",
+        args: "[all]",
+        about: "Revert duet's last turn (all: every turn)",
     },
     CommandInfo {
         name: "quit",
@@ -117,7 +118,7 @@ fn command(name: &str, args: &str) -> Result<SlashCommand, String> {
         "model" => model(args),
         "clear" => no_args(SlashCommand::Clear),
         "diff" => no_args(SlashCommand::Diff),
-        "undo" => no_args(SlashCommand::Undo),
+        "undo" => undo(args),
         "quit" | "exit" => no_args(SlashCommand::Quit),
         unknown => {
             let guess = match closest(unknown, COMMANDS.iter().map(|info| info.name)) {
@@ -139,6 +140,14 @@ fn mode(args: &str) -> Result<SlashCommand, String> {
     args.parse()
         .map(|mode| SlashCommand::Mode(Some(mode)))
         .map_err(|message| format!("/mode: {message}"))
+}
+
+fn undo(args: &str) -> Result<SlashCommand, String> {
+    match args.to_lowercase().as_str() {
+        "" => Ok(SlashCommand::Undo(UndoScope::LastTurn)),
+        "all" => Ok(SlashCommand::Undo(UndoScope::All)),
+        _ => Err("/undo reverts the last turn; `/undo all` reverts every turn".into()),
+    }
 }
 
 fn model(args: &str) -> Result<SlashCommand, String> {
@@ -251,7 +260,8 @@ mod tests {
         );
         assert_eq!(ok("/clear"), SlashCommand::Clear);
         assert_eq!(ok("/diff"), SlashCommand::Diff);
-        assert_eq!(ok("/undo"), SlashCommand::Undo);
+        assert_eq!(ok("/undo"), SlashCommand::Undo(UndoScope::LastTurn));
+        assert_eq!(ok("/undo all"), SlashCommand::Undo(UndoScope::All));
         assert_eq!(ok("/quit"), SlashCommand::Quit);
         assert_eq!(ok("/exit"), SlashCommand::Quit);
         assert_eq!(ok("/QUIT"), SlashCommand::Quit);
@@ -284,6 +294,7 @@ mod tests {
         );
         assert_eq!(err("/clear all"), "/clear takes no arguments");
         assert!(err("/model a b").contains("one model name"));
+        assert!(err("/undo 3").contains("`/undo all`"));
         let message = err("/");
         assert!(message.contains("/help, /mode, /model"), "{message}");
     }

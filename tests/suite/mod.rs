@@ -11,3 +11,4 @@ mod scripted_server;
 mod sessions;
 mod shell_tool;
 mod tui_tmux;
+mod undo;

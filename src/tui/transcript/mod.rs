@@ -217,6 +217,11 @@ impl Transcript {
                 let text = format!("the session is no longer saved: {reason}");
                 self.push_notice(&text, NoticeKind::Warning);
             }
+            Event::CheckpointTaken { .. } => return false,
+            Event::Undone { files, .. } => {
+                self.push_notice(&format!("undone: {}", files.join(", ")), NoticeKind::Info);
+            }
+            Event::UndoFailed { message } => self.push_notice(message, NoticeKind::Error),
         }
         true
     }
