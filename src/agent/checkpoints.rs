@@ -245,3 +245,103 @@ impl Approver for CheckpointGate {
         decision
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+    use tokio::sync::mpsc;
+
+    use super::*;
+
+    struct Fixture {
+        dir: tempfile::TempDir,
+        checkpoints: Checkpoints,
+        events: mpsc::Receiver<Event>,
+    }
+
+    impl Fixture {
+        fn new() -> Self {
+            let dir = tempfile::tempdir().unwrap();
+            let workspace = Arc::new(Workspace::new(dir.path()).unwrap());
+            let (sender, events) = mpsc::channel(64);
+            let checkpoints = Checkpoints::new(
+                workspace,
+                dir.path().join(".state/checkpoints.git"),
+                EventSink::new(sender),
+            );
+            std::fs::write(dir.path().join(".gitignore"), ".state/\n").unwrap();
+            Self {
+                dir,
+                checkpoints,
+                events,
+            }
+        }
+
+        fn write(&self, content: &str) {
+            std::fs::write(self.dir.path().join("a.txt"), content).unwrap();
+        }
+
+        fn read(&self) -> String {
+            std::fs::read_to_string(self.dir.path().join("a.txt")).unwrap()
+        }
+
+        /// A turn whose one side effect writes `content`.
+        async fn turn(&self, content: &str) {
+            self.checkpoints.begin_turn().await;
+            self.checkpoints.before_side_effect().await;
+            self.write(content);
+            self.checkpoints.before_side_effect().await;
+            self.checkpoints.end_turn().await;
+        }
+    }
+
+    #[tokio::test]
+    async fn repeated_undo_walks_back_turn_by_turn() {
+        let mut fx = Fixture::new();
+        fx.write("v0\n");
+        fx.turn("v1\n").await;
+        fx.checkpoints.begin_turn().await; // a turn without side effects
+        fx.checkpoints.end_turn().await;
+        fx.turn("v2\n").await;
+
+        let undone = fx.checkpoints.undo(UndoScope::LastTurn).await.unwrap();
+        assert_eq!(
+            (undone.turns, undone.files),
+            (vec![3], vec!["a.txt".into()])
+        );
+        assert_eq!(fx.read(), "v1\n");
+        let undone = fx.checkpoints.undo(UndoScope::LastTurn).await.unwrap();
+        assert_eq!(undone.turns, [1]);
+        assert_eq!(fx.read(), "v0\n");
+        assert!(fx.checkpoints.undo(UndoScope::All).await.is_err());
+
+        let mut taken = Vec::new();
+        while let Ok(event) = fx.events.try_recv() {
+            if let Event::CheckpointTaken { turn, stage, .. } = event {
+                taken.push((turn, stage));
+            }
+        }
+        use CheckpointStage::{After, Before};
+        assert_eq!(taken, [(1, Before), (1, After), (3, Before), (3, After)]);
+    }
+
+    #[tokio::test]
+    async fn undo_all_reverts_every_turn_at_once() {
+        let fx = Fixture::new();
+        fx.write("v0\n");
+        fx.turn("v1\n").await;
+        fx.turn("v2\n").await;
+        let undone = fx.checkpoints.undo(UndoScope::All).await.unwrap();
+        assert_eq!(undone.turns, [1, 2]);
+        assert_eq!(fx.read(), "v0\n");
+    }
+
+    #[tokio::test]
+    async fn a_turn_that_changed_nothing_is_not_undoable() {
+        let fx = Fixture::new();
+        fx.write("v0\n");
+        fx.turn("v0\n").await;
+        let message = fx.checkpoints.undo(UndoScope::LastTurn).await.unwrap_err();
+        assert!(message.contains("nothing to undo"), "{message}");
+    }
+}

@@ -179,6 +179,10 @@ impl StatKey {
 
 /// Blob ids of files hashed by earlier snapshots, keyed by path relative to the root.
 type HashCache = HashMap<PathBuf, (StatKey, Oid)>;
+/// Files under the root (relative paths) with their `lstat` metadata.
+type Files = Vec<(PathBuf, Metadata)>;
+/// Blob ids known without reading the files, keyed by path relative to the root.
+type BlobIds = HashMap<PathBuf, Oid>;
 
 struct Inner {
     repo: Repository,
@@ -213,31 +217,13 @@ impl CheckpointStore {
         })
     }
 
-    /// The directory the snapshots cover.
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-
     /// Snapshots every file under the root that is not ignored (tracked files always),
     /// as a commit with `label` in its message.
     pub fn snapshot(&self, label: &str) -> Result<Checkpoint, CheckpointError> {
         let started = SystemTime::now();
         let mut inner = self.lock();
         let Inner { repo, hashes } = &mut *inner;
-        let mut files = walk::list_files(&self.root, self.in_git)?;
-        let user_index = if self.in_git {
-            UserIndex::open(repo, &self.root, &files)
-        } else {
-            None
-        };
-        if let Some(user_index) = &user_index {
-            files.extend(user_index.unlisted_tracked(&self.root, &files));
-        }
-        // The first snapshot of a session starts from what the user's index knows.
-        let vouched = match &user_index {
-            Some(user_index) if hashes.is_empty() => user_index.vouched_blobs(&files),
-            _ => HashMap::new(),
-        };
+        let (files, vouched) = self.covered_files(repo, hashes.is_empty())?;
         let mut index = Index::new()?;
         let mut fresh = HashCache::with_capacity(files.len());
         for (rel, meta) in files {
@@ -268,18 +254,32 @@ impl CheckpointStore {
             index.add(&index_entry(&rel, id, kind)?)?;
         }
         *hashes = fresh;
-        let tree = index.write_tree_to(repo)?;
-        let signature = Signature::now("duet", "duet@localhost")?;
-        let message = format!("duet checkpoint: {label}");
-        let commit = repo.commit(
-            None,
-            &signature,
-            &signature,
-            &message,
-            &repo.find_tree(tree)?,
-            &[],
-        )?;
-        Ok(Checkpoint { commit, tree })
+        commit_index(repo, &mut index, label)
+    }
+
+    /// The files a snapshot covers, with their metadata, and — for the first snapshot
+    /// of a session — the blob ids the user's index vouches for.
+    fn covered_files(
+        &self,
+        repo: &Repository,
+        first_snapshot: bool,
+    ) -> Result<(Files, BlobIds), CheckpointError> {
+        let mut files = walk::list_files(&self.root, self.in_git)?;
+        let user_index = if self.in_git {
+            UserIndex::open(repo, &self.root, &files)
+        } else {
+            None
+        };
+        let Some(user_index) = user_index else {
+            return Ok((files, BlobIds::new()));
+        };
+        files.extend(user_index.unlisted_tracked(&self.root, &files));
+        let vouched = if first_snapshot {
+            user_index.vouched_blobs(&files)
+        } else {
+            BlobIds::new()
+        };
+        Ok((files, vouched))
     }
 
     /// Restores every path that changed within `turns` (each a before/after pair,
@@ -300,6 +300,27 @@ impl CheckpointStore {
         // Nothing leaves `Inner` half-updated on a panic: the cache is swapped in whole.
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// Writes the index's tree and an unreferenced commit of it.
+fn commit_index(
+    repo: &Repository,
+    index: &mut Index,
+    label: &str,
+) -> Result<Checkpoint, CheckpointError> {
+    let tree = index.write_tree_to(repo)?;
+    let signature = Signature::now("duet", "duet@localhost")?;
+    let message = format!("duet checkpoint: {label}");
+    // No ref is updated: the commit is reachable only by its id.
+    let commit = repo.commit(
+        None,
+        &signature,
+        &signature,
+        &message,
+        &repo.find_tree(tree)?,
+        &[],
+    )?;
+    Ok(Checkpoint { commit, tree })
 }
 
 fn open_private(path: &Path) -> Result<Repository, CheckpointError> {

@@ -13,9 +13,9 @@ use std::fs::{self, Metadata};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use git2::{Index, IndexEntry, IndexTime, Oid, Repository};
+use git2::{Index, IndexEntry, IndexTime, Repository};
 
-use super::{EntryKind, bytes_to_path};
+use super::{BlobIds, EntryKind, Files, bytes_to_path};
 
 const ATTRIBUTES_FILE: &str = ".gitattributes";
 /// Attributes under which git's blob may differ from the file's bytes.
@@ -48,11 +48,7 @@ impl UserIndex {
     /// Reads the index of `repo`, whose work tree contains `root`. `None` without an
     /// index, or when libgit2 cannot read it (an extension it lacks): the snapshot then
     /// only misses ignored-but-tracked files and the head start.
-    pub(super) fn open(
-        repo: &Repository,
-        root: &Path,
-        files: &[(PathBuf, Metadata)],
-    ) -> Option<Self> {
+    pub(super) fn open(repo: &Repository, root: &Path, files: &Files) -> Option<Self> {
         let workdir = repo.workdir()?.canonicalize().ok()?;
         let prefix = root.strip_prefix(&workdir).ok()?.to_path_buf();
         let path = repo.path().join("index");
@@ -73,11 +69,7 @@ impl UserIndex {
 
     /// Tracked files under the root that are not in `listed` (an ignore rule matches
     /// them), with their `lstat` metadata.
-    pub(super) fn unlisted_tracked(
-        &self,
-        root: &Path,
-        listed: &[(PathBuf, Metadata)],
-    ) -> Vec<(PathBuf, Metadata)> {
+    pub(super) fn unlisted_tracked(&self, root: &Path, listed: &Files) -> Files {
         let mut seen: HashSet<PathBuf> = listed.iter().map(|(rel, _)| rel.clone()).collect();
         let mut extra = Vec::new();
         for rel in self.index.iter().filter_map(|entry| self.relative(&entry)) {
@@ -93,7 +85,7 @@ impl UserIndex {
     }
 
     /// Blob ids of `files` that the index vouches for (see the module doc).
-    pub(super) fn vouched_blobs(&self, files: &[(PathBuf, Metadata)]) -> HashMap<PathBuf, Oid> {
+    pub(super) fn vouched_blobs(&self, files: &Files) -> BlobIds {
         let Some(written) = self.trusted_before else {
             return HashMap::new();
         };
@@ -179,7 +171,7 @@ fn blobs_are_raw(repo: &Repository, workdir: &Path, prefix: &Path) -> bool {
 }
 
 /// The directories under the root whose `.gitattributes` may convert file contents.
-fn converting_attribute_dirs(root: &Path, files: &[(PathBuf, Metadata)]) -> Vec<PathBuf> {
+fn converting_attribute_dirs(root: &Path, files: &Files) -> Vec<PathBuf> {
     files
         .iter()
         .filter(|(rel, _)| rel.file_name().is_some_and(|name| name == ATTRIBUTES_FILE))

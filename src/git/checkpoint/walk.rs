@@ -4,18 +4,14 @@
 //! files). Tracked files an ignore rule matches come from the user's index
 //! (`user_index.rs`).
 
-use std::fs::Metadata;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use super::CheckpointError;
+use super::{CheckpointError, Files};
 
 /// Every file and symlink under `root` that is not ignored, with its `lstat` metadata,
 /// paths relative to `root`. Outside a git repository `.gitignore` files still apply,
 /// so a `target/` or `node_modules/` is skipped there too.
-pub(super) fn list_files(
-    root: &Path,
-    in_git: bool,
-) -> Result<Vec<(PathBuf, Metadata)>, CheckpointError> {
+pub(super) fn list_files(root: &Path, in_git: bool) -> Result<Files, CheckpointError> {
     let walk = ignore::WalkBuilder::new(root)
         .hidden(false)
         .ignore(false)
