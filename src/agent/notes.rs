@@ -4,12 +4,15 @@
 //! Owns: answering [`Command::Undo`] for the agent and the wording of both notes.
 //! Does not own: the undo itself ([`super::checkpoints`]) or noticing changes
 //! ([`crate::tools::ReadLedger`]).
-//! Invariant: each note joins the conversation as user text, so the model's next
-//! request carries it and every later one keeps it; a change is noted once.
+//! Invariant: each note joins the conversation as user text — and the session
+//! transcript as such, so a resumed session replays it — so the model's next request
+//! carries it and every later one keeps it; a change is noted once.
 //!
 //! [`Command::Undo`]: super::protocol::Command::Undo
 
 use std::sync::Arc;
+
+use crate::session::Record;
 
 use super::protocol::{Event, UndoScope};
 use super::turn::Agent;
@@ -29,8 +32,7 @@ impl Agent {
             self.tool_ctx.ledger.mark_reported(path);
         }
         if !undone.files.is_empty() {
-            self.conversation
-                .push_user_text(undone_note(scope, &undone.files));
+            self.add_note(undone_note(scope, &undone.files)).await;
         }
         self.events
             .emit(Event::Undone {
@@ -67,7 +69,14 @@ impl Agent {
             .map(|path| self.tool_ctx.workspace.display(path))
             .collect();
         tracing::info!(?files, "files changed on disk since the model read them");
-        self.conversation.push_user_text(changed_note(&files));
+        self.add_note(changed_note(&files)).await;
+    }
+
+    async fn add_note(&mut self, note: String) {
+        self.events
+            .record(Record::User { text: note.clone() })
+            .await;
+        self.conversation.push_user_text(note);
     }
 }
 

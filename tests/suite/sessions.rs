@@ -275,7 +275,7 @@ async fn resume_without_an_id_continues_the_workspace_last_session() {
     assert!(text(&all.stdout).contains(&id), "{}", text(&all.stdout));
 }
 
-fn header(id: &str, workspace: &Path) -> Header {
+pub(crate) fn header(id: &str, workspace: &Path) -> Header {
     Header {
         format: FORMAT_VERSION,
         id: id.into(),

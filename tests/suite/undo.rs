@@ -7,11 +7,13 @@ use duet::agent::protocol::{CheckpointStage, UndoScope};
 use duet::agent::{Command, Event};
 use duet::policy::{ApprovalMode, Decision};
 use duet::provider::Wire;
+use duet::session::{self, Change, SessionWriter};
 use pretty_assertions::assert_eq;
 
 use crate::common::harness::{TestAgent, TestRepo, last_user_text, tool_results};
 use crate::common::script::Script;
 use crate::common::scripted_server::ScriptedServer;
+use crate::suite::sessions::header;
 
 /// CRLF line endings and no final newline: undo must give back these exact bytes.
 const ORIGINAL: &str = "alpha\r\nbeta";
@@ -97,6 +99,33 @@ async fn an_approved_edit_is_undone_to_the_exact_bytes_and_the_model_is_told(wir
         "{note}"
     );
     assert!(note.contains("what happened?"), "{note}");
+    server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn the_undo_note_is_recorded_so_a_resumed_session_keeps_it() {
+    let server = ScriptedServer::start(Script::load("undo_edit")).await;
+    let repo = TestRepo::with_files(&[("a.txt", ORIGINAL)]);
+    let dir = tempfile::tempdir().expect("sessions dir");
+    let writer = SessionWriter::create(dir.path(), header("1-1", repo.path()));
+    let path = writer.path().to_path_buf();
+    let mut agent = TestAgent::start_with(
+        &server,
+        Wire::Anthropic,
+        repo.path(),
+        ApprovalMode::Auto,
+        |setup| setup.transcript = Some(writer),
+    );
+    agent.send("capitalize alpha");
+    agent.turn_end().await;
+    agent.undo(UndoScope::LastTurn);
+    assert_eq!(agent.undo_answer().await, Ok(vec!["a.txt".to_string()]));
+
+    let changes = session::load(&path).expect("transcript").changes;
+    assert!(
+        matches!(changes.last(), Some(Change::User(note)) if note.starts_with("The user undid")),
+        "{changes:#?}"
+    );
     server.assert_no_violations();
 }
 
