@@ -18,6 +18,7 @@ use tokio::sync::Mutex;
 
 use crate::git::checkpoint::{Checkpoint, CheckpointError, CheckpointStore};
 use crate::policy::{ApprovalRequest, Approver, Decision};
+use crate::session::{Record, UndoableTurn};
 use crate::tools::Workspace;
 
 use super::approval::ApprovalDesk;
@@ -25,7 +26,16 @@ use super::events::EventSink;
 use super::protocol::{CheckpointStage, Event, UndoScope};
 
 /// A turn's snapshots, or why it has none.
-type TurnSnapshots = Result<(Checkpoint, Checkpoint), String>;
+enum TurnSnapshots {
+    Taken(Checkpoint, Checkpoint),
+    /// Taken by an earlier process of this session (`--resume`): commit ids, looked up
+    /// when an undo needs them.
+    Recorded {
+        before: String,
+        after: String,
+    },
+    Missing(String),
+}
 
 struct State {
     /// The current turn, counted from 1; 0 before the first.
@@ -77,6 +87,24 @@ impl Checkpoints {
         state.before = None;
     }
 
+    /// Continues a resumed session: turns are counted on from `turns_so_far`, and the
+    /// recorded turns stay undoable.
+    pub(crate) async fn restore(&self, turns_so_far: u32, recorded: Vec<UndoableTurn>) {
+        let mut state = self.state.lock().await;
+        let last_recorded = recorded.iter().map(|turn| turn.turn).max().unwrap_or(0);
+        state.turn = turns_so_far.max(last_recorded);
+        state.undoable = recorded
+            .into_iter()
+            .map(|turn| {
+                let snapshots = TurnSnapshots::Recorded {
+                    before: turn.before,
+                    after: turn.after,
+                };
+                (turn.turn, snapshots)
+            })
+            .collect();
+    }
+
     /// Takes the turn's before-snapshot unless it has one.
     pub(crate) async fn before_side_effect(&self) {
         let mut state = self.state.lock().await;
@@ -96,12 +124,21 @@ impl Checkpoints {
         let snapshots = match before {
             Ok(before) => match self.snapshot(&mut state, CheckpointStage::After).await {
                 Ok(after) if after.same_files_as(&before) => return,
-                Ok(after) => Ok((before, after)),
-                Err(reason) => Err(reason),
+                Ok(after) => TurnSnapshots::Taken(before, after),
+                Err(reason) => TurnSnapshots::Missing(reason),
             },
-            Err(reason) => Err(reason),
+            Err(reason) => TurnSnapshots::Missing(reason),
         };
         let turn = state.turn;
+        if let TurnSnapshots::Taken(before, after) = &snapshots {
+            self.events
+                .record(Record::TurnCheckpoints {
+                    turn,
+                    before: before.commit_id(),
+                    after: after.commit_id(),
+                })
+                .await;
+        }
         state.undoable.push((turn, snapshots));
     }
 
@@ -121,21 +158,13 @@ impl Checkpoints {
             UndoScope::All => state.undoable.len(),
         };
         let first = state.undoable.len() - count;
+        let store = self.store(&mut state).await?;
         let mut turns = Vec::with_capacity(count);
         let mut pairs = Vec::with_capacity(count);
         for (turn, snapshots) in state.undoable[first..].iter().rev() {
-            match snapshots {
-                Ok(pair) => pairs.push(*pair),
-                Err(reason) => {
-                    return Err(format!(
-                        "Nothing was undone: turn {turn} has no checkpoint ({reason}), so its \
-                         changes cannot be reverted."
-                    ));
-                }
-            }
+            pairs.push(resolve(&store, *turn, snapshots)?);
             turns.push(*turn);
         }
-        let store = self.store(&mut state).await?;
         let undone = tokio::task::spawn_blocking(move || store.undo(&pairs))
             .await
             .map_err(|error| format!("Undo stopped unexpectedly: {error}"))?;
@@ -225,6 +254,34 @@ impl Checkpoints {
             Some(store) => store.clone(),
             None => Err("checkpoints are unavailable".to_string()),
         }
+    }
+}
+
+/// The before/after pair of `turn`, or why it cannot be undone.
+fn resolve(
+    store: &CheckpointStore,
+    turn: u32,
+    snapshots: &TurnSnapshots,
+) -> Result<(Checkpoint, Checkpoint), String> {
+    let no_checkpoint = |reason: &str| {
+        format!(
+            "Nothing was undone: turn {turn} has no checkpoint ({reason}), so its changes \
+             cannot be reverted."
+        )
+    };
+    match snapshots {
+        TurnSnapshots::Taken(before, after) => Ok((*before, *after)),
+        TurnSnapshots::Recorded { before, after } => {
+            let find = |id: &str| {
+                store.find(id).map_err(|error| {
+                    no_checkpoint(&format!(
+                        "snapshot {id} is no longer in the repository: {error}"
+                    ))
+                })
+            };
+            Ok((find(before)?, find(after)?))
+        }
+        TurnSnapshots::Missing(reason) => Err(no_checkpoint(reason)),
     }
 }
 

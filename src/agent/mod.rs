@@ -170,13 +170,22 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
         api_key_env: setup.api_key_env,
     };
     let (conversation, session_usage, restored) = match setup.resume.map(recording::restore) {
-        Some(restored) => (restored.conversation, restored.usage, Some(restored.event)),
+        Some(restored) => {
+            let history = (restored.turns, restored.undoable);
+            let event = restored.event;
+            (
+                restored.conversation,
+                restored.usage,
+                Some((event, history)),
+            )
+        }
         None => (
             conversation::Conversation::default(),
             Usage::default(),
             None,
         ),
     };
+    let restored_checkpoints = Arc::clone(&checkpoints);
     let agent = turn::Agent {
         client: setup.client,
         tool_specs: tools.specs(),
@@ -213,7 +222,8 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
                 sandbox,
             })
             .await;
-        if let Some(restored) = restored {
+        if let Some((restored, (turns, undoable))) = restored {
+            restored_checkpoints.restore(turns, undoable).await;
             events.emit(restored).await;
         }
         agent.run().await;

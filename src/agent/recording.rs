@@ -8,7 +8,7 @@
 use std::sync::{Mutex, PoisonError};
 
 use crate::provider::{ToolResult, Usage};
-use crate::session::{Record, Session, SessionWriter};
+use crate::session::{Record, Session, SessionWriter, UndoableTurn};
 
 use super::conversation::Conversation;
 use super::protocol::Event;
@@ -66,6 +66,9 @@ pub(crate) fn record_of(event: &Event) -> Option<Record> {
             outcome: serde_json::to_value(outcome).unwrap_or_default(),
         },
         Event::ConversationCleared => Record::Cleared,
+        Event::Undone { turns, .. } => Record::Undone {
+            turns: turns.clone(),
+        },
         // Streaming progress, display-only detail and the session's own notices change
         // nothing that a resume needs.
         _ => return None,
@@ -79,6 +82,9 @@ pub(crate) struct Restored {
     pub(crate) conversation: Conversation,
     pub(crate) usage: Usage,
     pub(crate) event: Event,
+    /// Turns started so far, and those whose changes can still be undone.
+    pub(crate) turns: u32,
+    pub(crate) undoable: Vec<UndoableTurn>,
 }
 
 pub(crate) fn restore(session: Session) -> Restored {
@@ -92,5 +98,7 @@ pub(crate) fn restore(session: Session) -> Restored {
         conversation,
         usage: session.usage,
         event,
+        turns: u32::try_from(session.turns).unwrap_or(u32::MAX),
+        undoable: session.undoable,
     }
 }

@@ -282,6 +282,17 @@ impl CheckpointStore {
         Ok((files, vouched))
     }
 
+    /// The snapshot with this commit id, recorded by an earlier process of the session.
+    /// Fails when the id is malformed or the commit is gone (pruned by `git gc`).
+    pub fn find(&self, commit_id: &str) -> Result<Checkpoint, CheckpointError> {
+        let inner = self.lock();
+        let commit = inner.repo.find_commit(Oid::from_str(commit_id)?)?;
+        Ok(Checkpoint {
+            commit: commit.id(),
+            tree: commit.tree_id(),
+        })
+    }
+
     /// Restores every path that changed within `turns` (each a before/after pair,
     /// newest first) to its state before the oldest of them. Fails without changing
     /// anything when a path's current content is not what the turn left (the user

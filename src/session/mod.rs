@@ -22,7 +22,7 @@ mod tests;
 use std::path::{Path, PathBuf};
 
 pub use listing::{Listing, SessionInfo, find, list, table};
-pub use reader::{Change, Session, load};
+pub use reader::{Change, Session, UndoableTurn, load};
 pub use record::{FORMAT_VERSION, Header, Record};
 pub use writer::SessionWriter;
 

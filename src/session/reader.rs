@@ -36,6 +36,16 @@ pub struct Session {
     pub turns: usize,
     /// The first user message of the session, even if cleared later.
     pub first_message: Option<String>,
+    /// Turns whose changes can still be undone, oldest first.
+    pub undoable: Vec<UndoableTurn>,
+}
+
+/// A recorded turn that changed files: its snapshots as git commit ids.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UndoableTurn {
+    pub turn: u32,
+    pub before: String,
+    pub after: String,
 }
 
 /// Reads the session at `path`. A line that cannot be read (torn by a killed process,
@@ -108,6 +118,7 @@ impl Rebuild {
                 usage: Usage::default(),
                 turns: 0,
                 first_message: None,
+                undoable: Vec::new(),
             },
             partial: None,
             turn_open: false,
@@ -160,6 +171,19 @@ impl Rebuild {
                 self.turn_open = false;
             }
             Record::Usage { usage } => add_usage(&mut self.session.usage, usage),
+            Record::TurnCheckpoints {
+                turn,
+                before,
+                after,
+            } => self.session.undoable.push(UndoableTurn {
+                turn,
+                before,
+                after,
+            }),
+            Record::Undone { turns } => self
+                .session
+                .undoable
+                .retain(|undoable| !turns.contains(&undoable.turn)),
             Record::Approval { .. } | Record::ModeChanged { .. } => {}
             Record::Unknown => tracing::debug!("skipping a session record of an unknown kind"),
         }

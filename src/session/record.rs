@@ -84,6 +84,17 @@ pub enum Record {
     },
     /// The conversation was forgotten; what follows starts afresh.
     Cleared,
+    /// Turn `turn` changed files: the snapshots (git commit ids) taken before its first
+    /// change and at its end, so a resumed session can still undo it.
+    TurnCheckpoints {
+        turn: u32,
+        before: String,
+        after: String,
+    },
+    /// The changes of these turns were reverted.
+    Undone {
+        turns: Vec<u32>,
+    },
     /// A kind this duet does not know (written by a newer one); skipped.
     #[serde(other)]
     Unknown,

@@ -105,8 +105,40 @@ fn every_kind_of_record() -> Vec<Record> {
             provider: Wire::OpenAiChat,
             duet_version: "0.2.0".into(),
         },
+        Record::TurnCheckpoints {
+            turn: 1,
+            before: "a".repeat(40),
+            after: "b".repeat(40),
+        },
+        Record::Undone { turns: vec![1] },
         Record::Cleared,
     ]
+}
+
+#[test]
+fn undoable_turns_are_the_recorded_ones_not_undone_since() {
+    let dir = tempfile::tempdir().unwrap();
+    let checkpoints = |turn: u32| Record::TurnCheckpoints {
+        turn,
+        before: format!("before-{turn}"),
+        after: format!("after-{turn}"),
+    };
+    let path = record_session(
+        dir.path(),
+        "s1",
+        &[
+            checkpoints(1),
+            checkpoints(2),
+            Record::Undone { turns: vec![2] },
+            checkpoints(3),
+            // A clear forgets the conversation, not the files' history.
+            Record::Cleared,
+        ],
+    );
+    let session = crate::session::load(&path).unwrap();
+    let turns: Vec<u32> = session.undoable.iter().map(|turn| turn.turn).collect();
+    assert_eq!(turns, [1, 3]);
+    assert_eq!(session.undoable[1].before, "before-3");
 }
 
 #[test]

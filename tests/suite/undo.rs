@@ -7,7 +7,7 @@ use duet::agent::protocol::{CheckpointStage, UndoScope};
 use duet::agent::{Command, Event};
 use duet::policy::{ApprovalMode, Decision};
 use duet::provider::Wire;
-use duet::session::{self, Change, SessionWriter};
+use duet::session::{self, Change, Record, SessionWriter};
 use pretty_assertions::assert_eq;
 
 use crate::common::harness::{TestAgent, TestRepo, last_user_text, tool_results};
@@ -126,6 +126,52 @@ async fn the_undo_note_is_recorded_so_a_resumed_session_keeps_it() {
         matches!(changes.last(), Some(Change::User(note)) if note.starts_with("The user undid")),
         "{changes:#?}"
     );
+    server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn a_resumed_session_undoes_a_turn_of_the_process_before_it() {
+    let server = ScriptedServer::start(Script::load("undo_edit")).await;
+    let repo = TestRepo::with_files(&[("a.txt", ORIGINAL)]);
+    let dir = tempfile::tempdir().expect("sessions dir");
+    let writer = SessionWriter::create(dir.path(), header("1-1", repo.path()));
+    let path = writer.path().to_path_buf();
+    let mut first = TestAgent::start_with(
+        &server,
+        Wire::Anthropic,
+        repo.path(),
+        ApprovalMode::Auto,
+        |setup| setup.transcript = Some(writer),
+    );
+    first.send("capitalize alpha");
+    first.turn_end().await;
+    first.handle.send(Command::Shutdown).expect("agent alive");
+    assert_eq!(repo.read("a.txt"), "ALPHA\r\nbeta");
+
+    let recorded = session::load(&path).expect("transcript");
+    assert_eq!(recorded.undoable.len(), 1, "{:?}", recorded.undoable);
+    let resumed = Record::Resumed {
+        at: 2,
+        model: "scripted-model".into(),
+        provider: Wire::Anthropic,
+        duet_version: "test".into(),
+    };
+    let mut second = TestAgent::start_with(
+        &server,
+        Wire::Anthropic,
+        repo.path(),
+        ApprovalMode::Auto,
+        |setup| {
+            setup.transcript = Some(SessionWriter::resume(&path, resumed));
+            setup.resume = Some(recorded);
+        },
+    );
+    second.undo(UndoScope::LastTurn);
+    assert_eq!(second.undo_answer().await, Ok(vec!["a.txt".to_string()]));
+    let bytes = std::fs::read(repo.path().join("a.txt")).expect("a.txt");
+    assert_eq!(bytes, ORIGINAL.as_bytes());
+    // The undo is recorded too: the session has nothing left to undo.
+    assert_eq!(session::load(&path).expect("transcript").undoable, []);
     server.assert_no_violations();
 }
 

@@ -412,3 +412,25 @@ fn symlinks_are_recorded_as_links_and_restored() {
         Path::new("target.txt")
     );
 }
+
+#[test]
+fn a_recorded_snapshot_is_found_again_by_a_new_store_and_undoes_the_same() {
+    let fx = Fixture::git(&[("a.txt", "one\n")]);
+    let (before, after) = {
+        let store = fx.store();
+        let before = store.snapshot("before").unwrap();
+        fx.write("a.txt", b"two\n");
+        (
+            before.commit_id(),
+            store.snapshot("after").unwrap().commit_id(),
+        )
+    };
+    // A resumed session opens a new store and knows only the ids.
+    let store = fx.store();
+    let pair = (store.find(&before).unwrap(), store.find(&after).unwrap());
+    assert_eq!(pair.1.commit_id(), after);
+    store.undo(&[pair]).unwrap();
+    assert_eq!(fx.bytes("a.txt"), b"one\n");
+    assert!(store.find("not-an-id").is_err());
+    assert!(store.find(&"0".repeat(40)).is_err());
+}
