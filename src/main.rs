@@ -95,7 +95,9 @@ fn main() -> ExitCode {
                 }
             };
             let approvals = if *yes {
-                exec::Approvals::ApproveAll
+                exec::Approvals::ApproveAll {
+                    config_file: paths.config_file.clone(),
+                }
             } else {
                 exec::Approvals::Refuse
             };
@@ -186,6 +188,7 @@ fn start_agent(
         outputs_dir: paths.outputs_dir(&session_id()),
         shell: settings.shell,
         lint: settings.lint,
+        policy: settings.policy,
     })?)
 }
 

@@ -27,7 +27,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::lint::{LintConfig, Linter};
-use crate::policy::ApprovalMode;
+use crate::policy::{ApprovalMode, GitIndex, Policy, PolicyConfig};
 use crate::provider::{ModelClient, Usage};
 use crate::shell::{Shell, ShellConfig};
 use crate::tools::{OutputSink, ReadLedger, Registry, ToolCtx, Workspace};
@@ -48,6 +48,8 @@ pub struct AgentSetup {
     pub outputs_dir: PathBuf,
     pub shell: ShellConfig,
     pub lint: LintConfig,
+    /// Protected paths and what `auto` mode may run (from the user's config only).
+    pub policy: PolicyConfig,
 }
 
 /// The front end's end of the command channel.
@@ -101,7 +103,12 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
     let mut system = vec![context::SYSTEM_PROMPT.trim_end().to_string()];
     system.extend(instructions.text);
     let tools = Registry::core();
-    let approvals = Arc::new(approval::ApprovalDesk::new(setup.approval, events.clone()));
+    let approvals = Arc::new(approval::ApprovalDesk::new(
+        setup.approval,
+        Policy::new(&root, setup.policy),
+        Arc::new(GitIndex::new(&root)),
+        events.clone(),
+    ));
     let tool_ctx = ToolCtx {
         workspace: Arc::new(workspace),
         ledger: Arc::new(ReadLedger::default()),

@@ -2,6 +2,8 @@
 //!
 //! Owns: the config file format, the precedence CLI flag > environment > config file >
 //! built-in default, and the one-screen explanation shown when nothing is configured.
+//! Only the user's own config file is read: a project cannot configure duet (least of
+//! all its `[policy]`), since whoever wrote the project could then loosen it.
 //! Does not own: talking to the model (`provider/`) or acting on the settings.
 //! Invariant: resolution is a pure function of (file, environment, flags), so it is
 //! tested without touching the process environment.
@@ -13,7 +15,7 @@ use serde::Deserialize;
 use std::time::Duration;
 
 use crate::lint::LintConfig;
-use crate::policy::ApprovalMode;
+use crate::policy::{ApprovalMode, PolicyConfig};
 use crate::provider::{Endpoint, Wire};
 use crate::shell::ShellConfig;
 
@@ -41,6 +43,9 @@ pub struct FileConfig {
     /// `[lint]`: checks after every write and after each batch of edits.
     #[serde(default)]
     pub lint: LintConfig,
+    /// `[policy]`: protected paths and the command classes `auto` mode may run.
+    #[serde(default)]
+    pub policy: PolicyConfig,
 }
 
 /// The `[shell]` table; unset fields keep [`ShellConfig`]'s defaults.
@@ -88,6 +93,7 @@ pub struct Settings {
     pub max_tokens: u32,
     pub shell: ShellConfig,
     pub lint: LintConfig,
+    pub policy: PolicyConfig,
 }
 
 /// Where duet reads and writes its own files.
@@ -258,6 +264,7 @@ pub fn resolve(
         max_tokens: file.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
         shell: file.shell.apply(ShellConfig::default()),
         lint: file.lint.clone(),
+        policy: file.policy.clone(),
     })
 }
 
@@ -336,6 +343,7 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
+    use crate::policy::CommandClass;
 
     fn paths() -> Paths {
         Paths {
@@ -517,8 +525,54 @@ max_tokens = 4096
                 max_tokens: Some(4096),
                 shell: ShellSection::default(),
                 lint: LintConfig::default(),
+                policy: PolicyConfig::default(),
             }
         );
+    }
+
+    #[test]
+    fn the_policy_table_reaches_the_settings() {
+        let text = r#"
+[policy]
+protected = ["secrets/**", "!Cargo.lock"]
+auto_allow = ["network"]
+"#;
+        let file = parse_file(Path::new("c.toml"), text).unwrap();
+        let settings = resolve(
+            &file,
+            &|name| (name == "ANTHROPIC_API_KEY").then(|| "k".to_string()),
+            &Flags::default(),
+            &paths(),
+        )
+        .unwrap();
+        assert_eq!(settings.policy.auto_allow, [CommandClass::Network]);
+        assert!(
+            settings
+                .policy
+                .protected
+                .check(Path::new("secrets/token"))
+                .is_some()
+        );
+        assert_eq!(
+            settings.policy.protected.check(Path::new("Cargo.lock")),
+            None
+        );
+    }
+
+    #[test]
+    fn policy_mistakes_are_reported_with_their_line() {
+        for (text, needle) in [
+            ("[policy]\nprotected = [\"[oops\"]\n", "[oops"),
+            ("[policy]\nauto_allow = [\"everything\"]\n", "everything"),
+            ("[policy]\nprotect = []\n", "protect"),
+        ] {
+            let error = parse_file(Path::new("/c/config.toml"), text)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(error.starts_with("/c/config.toml:2:"), "{error}");
+            assert!(error.contains(needle), "{error}");
+        }
     }
 
     #[test]

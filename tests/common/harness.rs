@@ -96,6 +96,7 @@ impl TestAgent {
             outputs_dir: outputs.path().to_path_buf(),
             shell: duet::shell::ShellConfig::default(),
             lint: duet::lint::LintConfig::default(),
+            policy: duet::policy::PolicyConfig::default(),
         })
         .expect("agent");
         Self {
