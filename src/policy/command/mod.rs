@@ -18,9 +18,12 @@
 //! destructive because it may match tracked files.
 
 mod args;
+mod files;
 mod git;
+mod network;
 mod paths;
 mod programs;
+mod stream_editors;
 mod syntax;
 mod toolchains;
 mod wrappers;

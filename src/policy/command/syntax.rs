@@ -25,6 +25,9 @@ use super::{CommandClass, CommandContext, Findings, programs};
 const PARSE_BUDGET: Duration = Duration::from_secs(2);
 /// How deep shells nested in strings (`bash -c "sh -c '...'"`) are followed.
 pub(super) const MAX_NESTING: usize = 4;
+/// How deep the syntax tree is followed (`$($($(...)))`, long `&&` chains), so the
+/// walk's recursion stays far from the end of the stack.
+const MAX_TREE_DEPTH: usize = 256;
 
 /// Variables that change which program a later command runs or what a shell runs on
 /// its own.
@@ -93,7 +96,10 @@ pub(super) struct Walker<'a> {
     pub context: &'a CommandContext<'a>,
     pub findings: Findings,
     pub cwd: Cwd,
+    /// Nested scripts entered (`sh -c`).
     depth: usize,
+    /// Syntax tree levels entered, across nested scripts.
+    tree_depth: usize,
 }
 
 /// Walks the whole `command`.
@@ -103,6 +109,7 @@ pub(super) fn walk(command: &str, context: &CommandContext<'_>) -> Findings {
         findings: Findings::default(),
         cwd: Cwd::start(context.root, context.cwd),
         depth: 0,
+        tree_depth: 0,
     };
     walker.script(command, command);
     walker.findings
@@ -169,6 +176,20 @@ impl Walker<'_> {
     }
 
     fn visit(&mut self, node: Node<'_>, source: &str) {
+        if self.tree_depth >= MAX_TREE_DEPTH {
+            self.note(
+                text(node, source),
+                CommandClass::Unknown,
+                "nests too deeply for duet to read",
+            );
+            return;
+        }
+        self.tree_depth += 1;
+        self.visit_kind(node, source);
+        self.tree_depth -= 1;
+    }
+
+    fn visit_kind(&mut self, node: Node<'_>, source: &str) {
         match node.kind() {
             "command" => self.command(node, source),
             "file_redirect" => self.redirect(node, source),
@@ -252,12 +273,13 @@ impl Walker<'_> {
         let operator = redirect_operator(node, source);
         let target = word(destination, source);
         let part = text(node, source);
-        let duplicates_descriptor = destination.kind() == "number" || target.value() == Some("-");
         match operator {
-            "<" | "<&" | "<<<" => {}
-            ">&" | "<&-" | ">&-" if duplicates_descriptor => {}
+            // Reads, and closing a descriptor.
+            "<" | "<&" | "<&-" | ">&-" => {}
+            // `2>&1`, `>&2`: one descriptor onto another.
+            ">&" if destination.kind() == "number" || target.value() == Some("-") => {}
             ">" | ">|" | "&>" | ">&" => self.write(part, &target, WriteKind::Replace),
-            ">>" | "&>>" | "<>" => self.write(part, &target, WriteKind::Modify),
+            ">>" | "&>>" => self.write(part, &target, WriteKind::Modify),
             other => self.note(
                 part,
                 CommandClass::Unknown,

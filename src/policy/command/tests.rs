@@ -350,4 +350,8 @@ fn odd_input_never_reads_as_safe() {
     }
     let long = "echo hi; ".repeat(2_000);
     assert_eq!(class_of(&long).class, ReadOnly);
+    let deep = format!("echo {}x{}", "$(echo ".repeat(2_000), ")".repeat(2_000));
+    assert_eq!(class_of(&deep).class, Unknown);
+    let chained = vec!["true"; 2_000].join(" && ");
+    assert_eq!(class_of(&chained).class, Unknown);
 }
