@@ -108,7 +108,7 @@ pub(super) fn permissions(walker: &mut Walker<'_>, call: &Call<'_>) {
         walker.note(
             call.part,
             CommandClass::Destructive,
-            format!("{} changes ownership or permissions recursively", call.name),
+            "changes ownership or permissions recursively",
         );
     }
     // The first operand is the mode or owner unless a reference file gives it.
@@ -146,7 +146,7 @@ pub(super) fn dd(walker: &mut Walker<'_>, call: &Call<'_>) {
     walker.note(
         call.part,
         CommandClass::Destructive,
-        "dd copies raw bytes and can overwrite whole files or disks",
+        "copies raw bytes and can overwrite whole files or disks",
     );
     for arg in call.args {
         if let Some(target) = arg.spelling().strip_prefix("of=") {
@@ -240,7 +240,7 @@ pub(super) fn tar(walker: &mut Walker<'_>, call: &Call<'_>) {
         walker.note(
             call.part,
             CommandClass::Unknown,
-            "tar runs a program of its choice",
+            "runs a program of its choice",
         );
     }
     if parsed.has(&["t", "list", "d", "diff", "compare"]) {

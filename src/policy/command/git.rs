@@ -194,11 +194,9 @@ fn subcommand(walker: &mut Walker<'_>, call: &Call<'_>, sub: &str, args: &[Word]
             CommandClass::Destructive,
             "discards uncommitted changes",
         ),
-        "clean" if !flags(&["-n", "--dry-run"]) => walker.note(
-            part,
-            CommandClass::Destructive,
-            "deletes untracked files",
-        ),
+        "clean" if !flags(&["-n", "--dry-run"]) => {
+            walker.note(part, CommandClass::Destructive, "deletes untracked files")
+        }
         "clean" => {}
         "checkout" => checkout(walker, part, args),
         "restore" => {
@@ -206,7 +204,11 @@ fn subcommand(walker: &mut Walker<'_>, call: &Call<'_>, sub: &str, args: &[Word]
             if staged_only {
                 walker.note(part, CommandClass::WritesWorkspace, "unstages changes");
             } else {
-                walker.note(part, CommandClass::Destructive, "discards uncommitted changes");
+                walker.note(
+                    part,
+                    CommandClass::Destructive,
+                    "discards uncommitted changes",
+                );
             }
         }
         "switch" if flags(&["--discard-changes", "-f", "--force"]) => walker.note(
@@ -220,14 +222,28 @@ fn subcommand(walker: &mut Walker<'_>, call: &Call<'_>, sub: &str, args: &[Word]
             "deletes files with uncommitted changes",
         ),
         "branch" => branch(walker, part, args),
-        "tag" => listing_or(walker, part, args, &["-l", "--list", "-n", "--contains", "--points-at", "-v"], "creates or deletes a tag"),
+        "tag" => listing_or(
+            walker,
+            part,
+            args,
+            &["-l", "--list", "-n", "--contains", "--points-at", "-v"],
+            "creates or deletes a tag",
+        ),
         "stash" => stash(walker, part, args),
         "remote" => remote(walker, part, args),
         "config" => config(walker, part, args),
         "worktree" => worktree(walker, part, args),
         "submodule" => submodule(walker, part, args),
-        "reflog" if args.first().is_some_and(|arg| matches!(arg.spelling(), "expire" | "delete")) => {
-            walker.note(part, CommandClass::Destructive, "drops history that only the reflog keeps");
+        "reflog"
+            if args
+                .first()
+                .is_some_and(|arg| matches!(arg.spelling(), "expire" | "delete")) =>
+        {
+            walker.note(
+                part,
+                CommandClass::Destructive,
+                "drops history that only the reflog keeps",
+            );
         }
         "reflog" => {}
         "prune" | "filter-branch" | "filter-repo" => walker.note(
@@ -239,7 +255,11 @@ fn subcommand(walker: &mut Walker<'_>, call: &Call<'_>, sub: &str, args: &[Word]
             walker.note(part, CommandClass::Destructive, "deletes a ref");
         }
         "reset" | "switch" | "rm" | "update-ref" | "symbolic-ref" => {
-            walker.note(part, CommandClass::WritesWorkspace, "changes the repository");
+            walker.note(
+                part,
+                CommandClass::WritesWorkspace,
+                "changes the repository",
+            );
         }
         "difftool" | "mergetool" | "daemon" | "instaweb" => walker.note(
             part,
@@ -247,12 +267,19 @@ fn subcommand(walker: &mut Walker<'_>, call: &Call<'_>, sub: &str, args: &[Word]
             "runs other programs chosen by configuration",
         ),
         _ if WRITERS.contains(&sub) => {
-            walker.note(part, CommandClass::WritesWorkspace, "changes the repository");
+            walker.note(
+                part,
+                CommandClass::WritesWorkspace,
+                "changes the repository",
+            );
         }
         _ => walker.note(
             part,
             CommandClass::Unknown,
-            format!("`git {sub}` is not a git command duet knows (an alias or extension can run anything)"),
+            format!(
+                "runs `git {sub}`, which is not a git command duet knows (an alias or \
+                 extension can run anything)"
+            ),
         ),
     }
 }

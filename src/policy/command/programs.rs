@@ -1,6 +1,6 @@
-//! What each known program does with its arguments: the tables of programs that only
-//! read, talk to the network or destroy, and handlers for the ones whose arguments
-//! decide (`rm -r`, `sed -i`, `curl -o`, `tee`, `cd`, ...).
+//! Which handler classifies a program, and the tables of programs whose arguments do
+//! not matter: those that only read, talk to the network, destroy, build, or check
+//! unless a flag makes them rewrite files.
 //!
 //! Owns: dispatch by program name, the tables, and shell state (`cd`, `export`, `kill`).
 //! Does not own: the handlers of file utilities (`files`), sed and awk
@@ -13,7 +13,7 @@ use super::CommandClass;
 use super::args::{OptionSpec, Parsed, parse};
 use super::paths::{Cwd, WriteKind};
 use super::syntax::{Walker, Word};
-use super::{files, network, stream_editors, toolchains, wrappers};
+use super::{files, git, network, stream_editors, toolchains, wrappers};
 
 /// One simple command, its program name resolved.
 pub(super) struct Call<'a> {
@@ -372,6 +372,7 @@ pub(super) fn dispatch(walker: &mut Walker<'_>, call: &Call<'_>) {
         "wget" => network::wget(walker, call),
         "rsync" | "scp" => network::remote_copy(walker, call),
         "ruff" => ruff(walker, call),
+        "git" => git::git(walker, call),
         _ => by_table(walker, call),
     }
 }
@@ -387,7 +388,7 @@ fn by_table(walker: &mut Walker<'_>, call: &Call<'_>) {
         walker.note(
             call.part,
             CommandClass::Destructive,
-            format!("{name} changes the system or destroys data"),
+            "changes the system or destroys data",
         );
     } else if BUILDERS.contains(&name) {
         walker.write_here(
@@ -406,7 +407,7 @@ fn by_table(walker: &mut Walker<'_>, call: &Call<'_>) {
         walker.note(
             call.part,
             CommandClass::Unknown,
-            format!("`{name}` is not a program duet knows"),
+            format!("runs `{name}`, a program duet does not know"),
         );
     }
 }
@@ -478,7 +479,7 @@ fn ruff(walker: &mut Walker<'_>, call: &Call<'_>) {
             walker.note(
                 call.part,
                 CommandClass::Unknown,
-                "is a ruff command duet does not know",
+                "runs a ruff command duet does not know",
             );
             return;
         }

@@ -37,12 +37,12 @@ pub(super) fn sed(walker: &mut Walker<'_>, call: &Call<'_>) {
             Some(_) => walker.note(
                 call.part,
                 CommandClass::Unknown,
-                "the sed script writes files or runs commands (w, W or e)",
+                "has a sed script that writes files or runs commands (w, W or e)",
             ),
             None => walker.note(
                 call.part,
                 CommandClass::Unknown,
-                "the sed script is only known when it runs",
+                "has a sed script that is only known when it runs",
             ),
         }
     }
@@ -170,7 +170,7 @@ pub(super) fn awk(walker: &mut Walker<'_>, call: &Call<'_>) {
         Some(_) => walker.note(
             call.part,
             CommandClass::Unknown,
-            "the awk program may write files or run commands (`>`, `|`, system)",
+            "has an awk program that may write files or run commands (`>`, `|`, system)",
         ),
     }
     let in_place = parsed

@@ -73,6 +73,7 @@ const TABLE: &[(&str, CommandClass)] = &[
     ("env FOO=1 cargo test", ReadOnly),
     ("nice -n 10 git log", ReadOnly),
     ("time cargo check", ReadOnly),
+    ("nohup cargo build &", ReadOnly),
     ("sort a.txt | uniq -c", ReadOnly),
     ("cat <<EOF\nhi\nEOF", ReadOnly),
     ("tar -tzf a.tgz", ReadOnly),
@@ -100,7 +101,6 @@ const TABLE: &[(&str, CommandClass)] = &[
     ("echo x | tee out.log", WritesWorkspace),
     ("source .venv/bin/activate", WritesWorkspace),
     ("prettier --write src", WritesWorkspace),
-    ("nohup cargo build", WritesWorkspace),
     ("cd docs && echo x > a.md", WritesWorkspace),
     ("kill %1", WritesWorkspace),
     // The network.

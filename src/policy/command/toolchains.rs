@@ -4,8 +4,8 @@
 //! Owns: which subcommands only check, which write in the workspace (builds, tests,
 //! formatters), which reach the network (installs, publishes), and which rewrite a
 //! lockfile (so protection applies).
-//! Does not own: git (`git`), or the classes of what a build script might do: a
-//! project's own build and test code is trusted like the project.
+//! Does not own: git (`git`), or what a build script might do: a project's own build
+//! and test code is trusted like the project.
 //! Invariant: an unknown subcommand (a plugin, an alias) is [`CommandClass::Unknown`].
 
 use super::CommandClass;
@@ -17,7 +17,6 @@ use super::syntax::{Walker, Word};
 /// Classifies `call` if its program is a toolchain; false if it is not one.
 pub(super) fn dispatch(walker: &mut Walker<'_>, call: &Call<'_>) -> bool {
     match call.name {
-        "git" => super::git::git(walker, call),
         "cargo" => cargo(walker, call),
         "npm" | "pnpm" | "yarn" | "bun" => node_packages(walker, call),
         "pip" | "pip3" => pip(walker, call, call.args),
@@ -65,7 +64,7 @@ fn unknown_subcommand(walker: &mut Walker<'_>, call: &Call<'_>, sub: &str) {
         call.part,
         CommandClass::Unknown,
         format!(
-            "`{} {sub}` is a plugin or subcommand duet does not know",
+            "runs `{} {sub}`, a plugin or subcommand duet does not know",
             call.name
         ),
     );

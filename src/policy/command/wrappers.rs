@@ -23,11 +23,7 @@ pub(super) fn dispatch(walker: &mut Walker<'_>, call: &Call<'_>) -> bool {
         "nice" => prefix(walker, call, &NICE),
         "ionice" => prefix(walker, call, &IONICE),
         "stdbuf" => prefix(walker, call, &STDBUF),
-        "builtin" => walker.run(call.args, call.part),
-        "nohup" => {
-            walker.write(call.part, &Word::literal("nohup.out"), WriteKind::Modify);
-            walker.run(call.args, call.part);
-        }
+        "nohup" | "builtin" => walker.run(call.args, call.part),
         "timeout" => timeout(walker, call),
         "time" => time(walker, call),
         "command" => command(walker, call),
@@ -78,7 +74,7 @@ fn env(walker: &mut Walker<'_>, call: &Call<'_>) {
         walker.note(
             call.part,
             CommandClass::Unknown,
-            "env -S splits a string into a command, which duet does not read",
+            "splits a string into a command (env -S), which duet does not read",
         );
         return;
     }
@@ -208,7 +204,7 @@ fn exec(walker: &mut Walker<'_>, call: &Call<'_>) {
         walker.note(
             call.part,
             CommandClass::Unknown,
-            "exec without a command changes the shell's own files for every later command",
+            "changes the shell's own files for every later command (exec without a command)",
         );
     } else {
         walker.run(parsed.rest, call.part);
