@@ -2,7 +2,7 @@
 //!
 //! The dependency direction is the architecture: front ends ([`exec`], [`tui`]) →
 //! [`agent`] → the leaves ([`provider`], [`tools`], [`shell`], [`lint`], [`policy`],
-//! [`diff`], [`git`], [`config`]). No leaf imports `agent` or a front end.
+//! [`diff`], [`git`], [`config`], [`session`]). No leaf imports `agent` or a front end.
 
 pub mod agent;
 pub mod config;
@@ -12,6 +12,7 @@ pub mod git;
 pub mod lint;
 pub mod policy;
 pub mod provider;
+pub mod session;
 pub mod shell;
 pub mod tools;
 pub mod tui;

@@ -2,8 +2,10 @@
 //! it to a front end. Errors become one clear message and exit status 2 (usage or
 //! configuration) or 1 (anything else).
 
+mod doctor;
+
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -13,6 +15,8 @@ use duet::config::{self, Flags, Paths, Settings};
 use duet::exec;
 use duet::policy::ApprovalMode;
 use duet::provider::{self, Wire};
+use duet::session::{self, Header, Record, Session, SessionWriter};
+use duet::shell::sandbox::launcher::{self, LauncherArgs};
 use duet::tui::keymap::Keymap;
 use duet::tui::terminal::Screen;
 
@@ -37,6 +41,18 @@ struct Cli {
     /// Work in this directory instead of the current one.
     #[arg(long, short = 'C', global = true, value_name = "DIR")]
     cwd: Option<PathBuf>,
+    /// Stop a task after this many model calls (default 200).
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    max_steps: Option<u32>,
+    /// Stop a task after this many seconds.
+    #[arg(long, global = true, value_name = "SECS")]
+    max_time: Option<u64>,
+    /// Stop a task before its tokens (sent and received, all calls) would pass this.
+    #[arg(long, global = true, value_name = "TOKENS")]
+    max_total_tokens: Option<u64>,
+    /// Stop a task before its cost would pass this many US dollars.
+    #[arg(long, global = true, value_name = "USD")]
+    max_cost: Option<f64>,
     /// Keep the terminal's own scrollback: draw in a small area at the bottom instead of
     /// taking over the screen.
     #[arg(long)]
@@ -44,6 +60,10 @@ struct Cli {
     /// Leave the mouse to the terminal (text selection) instead of scrolling with it.
     #[arg(long)]
     no_mouse: bool,
+    /// Continue a session: this workspace's last one, or the one with this ID (see
+    /// `duet sessions`).
+    #[arg(long, value_name = "ID", num_args = 0..=1)]
+    resume: Option<Option<String>>,
     #[command(subcommand)]
     command: Option<Subcmd>,
 }
@@ -53,14 +73,50 @@ enum Subcmd {
     /// Run one task headless and print the transcript.
     Exec {
         /// The task. `-` reads it from standard input.
-        task: String,
+        task: Option<String>,
         /// Print one JSON event per line instead of a transcript.
         #[arg(long)]
         json: bool,
         /// Approve whatever the approval mode would ask about (there is no one to ask).
         #[arg(long, short = 'y')]
         yes: bool,
+        /// Continue a session with this task: this workspace's last one, or the one
+        /// with this ID (`duet exec --resume [ID] "task"`).
+        #[arg(long, value_name = "ID", num_args = 0..=1)]
+        resume: Option<Option<String>>,
     },
+    /// List recorded sessions of this workspace, newest first.
+    Sessions {
+        /// List the sessions of every workspace.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Check the setup: config, model settings, tools, and what protects you from the
+    /// shell's commands on this machine.
+    Doctor,
+}
+
+/// `duet __sandbox ...`, the shell's sandbox launcher: not a listed subcommand, and
+/// parsed before anything else runs.
+#[derive(Parser, Debug)]
+#[command(name = "duet __sandbox")]
+struct LauncherCli {
+    #[command(flatten)]
+    args: LauncherArgs,
+}
+
+/// Which session `--resume` continues.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Resume {
+    /// The newest session of the workspace.
+    Latest,
+    Id(String),
+}
+
+impl Resume {
+    fn from_flag(flag: Option<Option<String>>) -> Option<Self> {
+        flag.map(|id| id.map_or(Resume::Latest, Resume::Id))
+    }
 }
 
 fn parse_from_str<T: std::str::FromStr<Err = String>>(text: &str) -> Result<T, String> {
@@ -68,24 +124,39 @@ fn parse_from_str<T: std::str::FromStr<Err = String>>(text: &str) -> Result<T, S
 }
 
 fn main() -> ExitCode {
+    // First, before anything could start a thread: the launcher confines its own process.
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|arg| arg == launcher::SUBCOMMAND)
+    {
+        return run_launcher(&LauncherCli::parse_from(std::env::args_os().skip(1)).args);
+    }
     let cli = Cli::parse();
-    let prepared = prepare(&cli);
-    let (settings, paths, workspace) = match prepared {
-        Ok(prepared) => prepared,
-        Err(error) => {
-            eprintln!("duet: {error:#}");
-            return ExitCode::from(2);
-        }
+    let (paths, workspace) = match locate(&cli) {
+        Ok(located) => located,
+        Err(error) => return usage_error(&error),
     };
     let _log_guard = init_logging(&paths);
     match &cli.command {
-        Some(Subcmd::Exec { task, json, yes }) => {
-            let task = match read_task(task) {
-                Ok(task) => task,
-                Err(error) => {
-                    eprintln!("duet: {error:#}");
-                    return ExitCode::from(2);
-                }
+        Some(Subcmd::Sessions { all }) => finish(print_sessions(&paths, &workspace, *all)),
+        // Needs no configured model: it reports what is missing instead.
+        Some(Subcmd::Doctor) => doctor::run(&flags(&cli), &workspace),
+        Some(Subcmd::Exec {
+            task,
+            json,
+            yes,
+            resume,
+        }) => {
+            // `duet --resume ID exec "task"` means the same as `duet exec --resume ID "task"`.
+            let resume = resume.clone().or_else(|| cli.resume.clone());
+            let prepared = exec_task(task.clone(), resume).and_then(|(task, resume)| {
+                let settings = resolve_settings(&cli, &paths)?;
+                let session = open_session(&paths, &workspace, &settings, resume)?;
+                Ok((task, settings, session))
+            });
+            let (task, settings, session) = match prepared {
+                Ok(prepared) => prepared,
+                Err(error) => return usage_error(&error),
             };
             let format = if *json {
                 exec::Format::Jsonl
@@ -102,8 +173,10 @@ fn main() -> ExitCode {
                 exec::Approvals::Refuse
             };
             finish(
-                run_exec(settings, &paths, workspace, task, format, approvals)
-                    .map(exec::Outcome::exit_code),
+                run_exec(
+                    settings, &paths, workspace, session, task, format, approvals,
+                )
+                .map(exec::Outcome::exit_code),
             )
         }
         None => {
@@ -114,9 +187,35 @@ fn main() -> ExitCode {
                 );
                 return ExitCode::from(2);
             }
-            finish(run_tui(&cli, settings, &paths, workspace).map(|()| ExitCode::SUCCESS))
+            let prepared = resolve_settings(&cli, &paths).and_then(|settings| {
+                let resume = Resume::from_flag(cli.resume.clone());
+                let session = open_session(&paths, &workspace, &settings, resume)?;
+                Ok((settings, session))
+            });
+            let (settings, session) = match prepared {
+                Ok(prepared) => prepared,
+                Err(error) => return usage_error(&error),
+            };
+            finish(run_tui(&cli, settings, &paths, workspace, session).map(|()| ExitCode::SUCCESS))
         }
     }
+}
+
+fn run_launcher(args: &LauncherArgs) -> ExitCode {
+    match launcher::run(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("duet {}: {error}", launcher::SUBCOMMAND);
+            // What shells use for "found but could not run".
+            ExitCode::from(126)
+        }
+    }
+}
+
+/// Reports a problem the user must fix (usage or configuration): exit status 2.
+fn usage_error(error: &anyhow::Error) -> ExitCode {
+    eprintln!("duet: {error:#}");
+    ExitCode::from(2)
 }
 
 fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
@@ -130,23 +229,60 @@ fn color_allowed() -> bool {
     std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty())
 }
 
-/// Resolves settings, directories and the workspace; every failure here is the user's
-/// to fix, so each says how.
-fn prepare(cli: &Cli) -> anyhow::Result<(Settings, Paths, PathBuf)> {
+/// Finds duet's directories and the workspace (canonical when it exists, so sessions
+/// of one directory match however it was named).
+fn locate(cli: &Cli) -> anyhow::Result<(Paths, PathBuf)> {
     let paths = Paths::discover()?;
-    let file = config::load_file(&paths.config_file)?;
-    let flags = Flags {
-        provider: cli.provider,
-        model: cli.model.clone(),
-        base_url: cli.base_url.clone(),
-        approval: cli.approval,
-    };
-    let settings = config::resolve(&file, &|name| std::env::var(name).ok(), &flags, &paths)?;
     let workspace = match &cli.cwd {
         Some(dir) => dir.clone(),
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
-    Ok((settings, paths, workspace))
+    let workspace = std::fs::canonicalize(&workspace).unwrap_or(workspace);
+    Ok((paths, workspace))
+}
+
+/// Resolves the settings; every failure here is the user's to fix, so each says how.
+fn resolve_settings(cli: &Cli, paths: &Paths) -> anyhow::Result<Settings> {
+    let file = config::load_file(&paths.config_file)?;
+    Ok(config::resolve(
+        &file,
+        &|name| std::env::var(name).ok(),
+        &flags(cli),
+        paths,
+    )?)
+}
+
+fn flags(cli: &Cli) -> Flags {
+    Flags {
+        provider: cli.provider,
+        model: cli.model.clone(),
+        base_url: cli.base_url.clone(),
+        approval: cli.approval,
+        budget: config::BudgetSection {
+            max_steps: cli.max_steps,
+            max_wall_secs: cli.max_time,
+            max_total_tokens: cli.max_total_tokens,
+            max_cost_usd: cli.max_cost,
+        },
+    }
+}
+
+/// The task and the session of `duet exec [--resume [ID]] [TASK]`. `--resume` takes an
+/// optional ID, so in `duet exec --resume "task"` the parser reads the task as the ID:
+/// a lone value is the task.
+fn exec_task(
+    task: Option<String>,
+    resume: Option<Option<String>>,
+) -> anyhow::Result<(String, Option<Resume>)> {
+    let (task, resume) = match (task, resume) {
+        (Some(task), resume) => (task, Resume::from_flag(resume)),
+        (None, Some(Some(task))) => (task, Some(Resume::Latest)),
+        (None, _) => anyhow::bail!(
+            "the task is missing: duet exec \"what to do\", or to continue a session, \
+             duet exec --resume [ID] \"what to do\""
+        ),
+    };
+    Ok((read_task(&task)?, resume))
 }
 
 fn read_task(task: &str) -> anyhow::Result<String> {
@@ -170,33 +306,159 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .context("cannot start the async runtime")
 }
 
+/// The session an agent records to, and the recorded conversation it continues.
+struct SessionPlan {
+    id: String,
+    transcript: SessionWriter,
+    resume: Option<Session>,
+}
+
+/// Starts a new session, or finds the one `resume` names and prepares to continue it.
+fn open_session(
+    paths: &Paths,
+    workspace: &Path,
+    settings: &Settings,
+    resume: Option<Resume>,
+) -> anyhow::Result<SessionPlan> {
+    let dir = paths.sessions_dir();
+    let now = unix_now();
+    let Some(resume) = resume else {
+        let id = session_id(now);
+        let header = Header {
+            format: session::FORMAT_VERSION,
+            id: id.clone(),
+            workspace: workspace.display().to_string(),
+            model: settings.endpoint.model.clone(),
+            provider: settings.endpoint.wire,
+            started_at: now,
+            duet_version: env!("CARGO_PKG_VERSION").to_string(),
+        };
+        return Ok(SessionPlan {
+            id,
+            transcript: SessionWriter::create(&dir, header),
+            resume: None,
+        });
+    };
+    let (path, session) = find_session(&dir, workspace, &resume)?;
+    let recorded = Path::new(&session.header.workspace);
+    if recorded != workspace {
+        anyhow::bail!(
+            "session {} belongs to {}; continue it there: duet -C {} --resume {}",
+            session.header.id,
+            recorded.display(),
+            recorded.display(),
+            session.header.id
+        );
+    }
+    let resumed = Record::Resumed {
+        at: now,
+        model: settings.endpoint.model.clone(),
+        provider: settings.endpoint.wire,
+        duet_version: env!("CARGO_PKG_VERSION").to_string(),
+    };
+    Ok(SessionPlan {
+        id: session.header.id.clone(),
+        transcript: SessionWriter::resume(&path, resumed),
+        resume: Some(session),
+    })
+}
+
+/// The file and contents of the session `resume` names.
+fn find_session(
+    dir: &Path,
+    workspace: &Path,
+    resume: &Resume,
+) -> anyhow::Result<(PathBuf, Session)> {
+    match resume {
+        Resume::Id(id) => {
+            let Some(path) = session::find(dir, id) else {
+                anyhow::bail!(
+                    "no session `{id}`; `duet sessions` lists this workspace's sessions \
+                     (`duet sessions --all` every workspace's)"
+                );
+            };
+            let loaded = session::load(&path)?;
+            Ok((path, loaded))
+        }
+        Resume::Latest => {
+            let listing = session::list(dir)?.in_workspace(workspace);
+            match listing.sessions.into_iter().next() {
+                Some(info) => Ok((info.path, info.session)),
+                None => anyhow::bail!(
+                    "no session to resume in {}; `duet sessions --all` lists every \
+                     workspace's sessions",
+                    workspace.display()
+                ),
+            }
+        }
+    }
+}
+
+/// `duet sessions`: the table on stdout, files that could not be read on stderr.
+fn print_sessions(paths: &Paths, workspace: &Path, all: bool) -> anyhow::Result<ExitCode> {
+    let mut listing = session::list(&paths.sessions_dir())?;
+    if !all {
+        listing = listing.in_workspace(workspace);
+    }
+    for error in &listing.unreadable {
+        eprintln!("duet: skipped {error}");
+    }
+    if listing.sessions.is_empty() {
+        let scope = if all {
+            "yet".to_string()
+        } else {
+            format!(
+                "in {} (`duet sessions --all` lists every workspace's)",
+                workspace.display()
+            )
+        };
+        println!("No sessions {scope}.");
+    } else {
+        print!("{}", session::table(&listing.sessions));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Starts the agent for one session.
 fn start_agent(
     settings: Settings,
     paths: &Paths,
     workspace: PathBuf,
+    session: SessionPlan,
 ) -> anyhow::Result<(
     duet::agent::AgentHandle,
     tokio::sync::mpsc::Receiver<duet::agent::Event>,
 )> {
-    let client = provider::connect(settings.endpoint)?;
+    let client = provider::connect(settings.endpoint, settings.idle_timeout)?;
     Ok(duet::agent::spawn(duet::agent::AgentSetup {
         client,
         workspace,
         approval: settings.approval,
         max_tokens: settings.max_tokens,
-        outputs_dir: paths.outputs_dir(&session_id()),
+        retry: settings.retry,
+        api_key_env: Some(settings.api_key_env),
+        outputs_dir: paths.outputs_dir(&session.id),
         shell: settings.shell,
         lint: settings.lint,
+        budget: settings.budget,
+        model_info: settings.model_info,
+        transcript: Some(session.transcript),
+        resume: session.resume,
         policy: settings.policy,
     })?)
 }
 
-fn run_tui(cli: &Cli, settings: Settings, paths: &Paths, workspace: PathBuf) -> anyhow::Result<()> {
+fn run_tui(
+    cli: &Cli,
+    settings: Settings,
+    paths: &Paths,
+    workspace: PathBuf,
+    session: SessionPlan,
+) -> anyhow::Result<()> {
     let (keymap, errors) = Keymap::load(&Keymap::user_file(paths));
     let model = settings.endpoint.model.clone();
     runtime()?.block_on(async {
-        let (handle, events) = start_agent(settings, paths, workspace.clone())?;
+        let (handle, events) = start_agent(settings, paths, workspace.clone(), session)?;
         let options = duet::tui::TuiOptions {
             screen: Screen {
                 inline_rows: cli.inline.then_some(INLINE_ROWS),
@@ -217,24 +479,28 @@ fn run_exec(
     settings: Settings,
     paths: &Paths,
     workspace: PathBuf,
+    session: SessionPlan,
     task: String,
     format: exec::Format,
     approvals: exec::Approvals,
 ) -> anyhow::Result<exec::Outcome> {
     runtime()?.block_on(async {
-        let (handle, events) = start_agent(settings, paths, workspace)?;
+        let (handle, events) = start_agent(settings, paths, workspace, session)?;
         let mut stdout = std::io::stdout().lock();
         Ok(exec::run(handle, events, task, format, approvals, &mut stdout).await?)
     })
 }
 
 /// Unique enough to keep concurrent runs' files apart, and sortable by start time.
-fn session_id() -> String {
-    let seconds = std::time::SystemTime::now()
+fn session_id(started_at: u64) -> String {
+    format!("{started_at}-{}", std::process::id())
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|elapsed| elapsed.as_secs())
-        .unwrap_or_default();
-    format!("{seconds}-{}", std::process::id())
+        .unwrap_or_default()
 }
 
 /// Logs go to a file under the state directory, never to the terminal. Level from
@@ -256,4 +522,59 @@ fn init_logging(paths: &Paths) -> Option<()> {
         .with_ansi(false)
         .try_init()
         .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    /// The task and session `duet exec ...` asks for.
+    fn exec(args: &[&str]) -> anyhow::Result<(String, Option<Resume>)> {
+        let cli = Cli::try_parse_from(std::iter::once("duet").chain(args.iter().copied()))?;
+        match cli.command {
+            Some(Subcmd::Exec { task, resume, .. }) => exec_task(task, resume),
+            other => panic!("not exec: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn exec_resume_takes_an_optional_id_before_the_task() {
+        assert_eq!(exec(&["exec", "do it"]).unwrap(), ("do it".into(), None));
+        assert_eq!(
+            exec(&["exec", "--resume", "do it"]).unwrap(),
+            ("do it".into(), Some(Resume::Latest))
+        );
+        assert_eq!(
+            exec(&["exec", "--resume", "100-1", "do it"]).unwrap(),
+            ("do it".into(), Some(Resume::Id("100-1".into())))
+        );
+        assert_eq!(
+            exec(&["exec", "do it", "--resume"]).unwrap(),
+            ("do it".into(), Some(Resume::Latest))
+        );
+    }
+
+    #[test]
+    fn exec_without_a_task_says_how_to_give_one() {
+        for args in [&["exec"][..], &["exec", "--resume"]] {
+            let error = exec(args).unwrap_err().to_string();
+            assert!(error.contains("the task is missing"), "{error}");
+        }
+    }
+
+    #[test]
+    fn the_terminal_ui_resumes_the_latest_or_a_named_session() {
+        let resume = |args: &[&str]| {
+            let cli = Cli::try_parse_from(std::iter::once("duet").chain(args.iter().copied()));
+            Resume::from_flag(cli.unwrap().resume)
+        };
+        assert_eq!(resume(&[]), None);
+        assert_eq!(resume(&["--resume"]), Some(Resume::Latest));
+        assert_eq!(
+            resume(&["--resume", "100-1"]),
+            Some(Resume::Id("100-1".into()))
+        );
+    }
 }

@@ -171,7 +171,7 @@ fn decided_alone(verdict: Verdict) -> Option<Decision> {
 }
 
 fn view_of(action: &Action, assessment: &Assessment) -> ApprovalView {
-    let protected = assessment.protections().to_vec();
+    let protected = assessment.protected_paths().to_vec();
     match action {
         Action::WriteFile {
             display,

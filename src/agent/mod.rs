@@ -2,7 +2,7 @@
 //!
 //! Owns: the conversation, the system prompt and project instructions, the loop that
 //! calls the model and runs tools (in parallel where safe, as soon as each call is
-//! complete), interrupts and steering.
+//! complete), interrupts and steering, and recovery from failed or cut-off model calls.
 //! Does not own: rendering (front ends consume [`Event`]s), wire formats (`provider/`),
 //! tool behaviour (`tools/`), permission (`policy/`).
 //! Invariant: every request sent to the model pairs each tool call with exactly one
@@ -12,10 +12,14 @@
 //! [`Event`] receiver.
 
 mod approval;
+mod budget;
 mod context;
 mod conversation;
 mod events;
 pub mod protocol;
+mod recording;
+mod recovery;
+mod repetition;
 mod scheduler;
 mod tool_runs;
 mod turn;
@@ -26,13 +30,15 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::config::{Budget, ModelInfo};
 use crate::lint::{LintConfig, Linter};
 use crate::policy::{ApprovalMode, GitIndex, Policy, PolicyConfig};
-use crate::provider::{ModelClient, Usage};
+use crate::provider::{ModelClient, RetryPolicy, Usage};
+use crate::session::{Session, SessionWriter};
 use crate::shell::{Shell, ShellConfig};
 use crate::tools::{OutputSink, ReadLedger, Registry, ToolCtx, Workspace};
 
-pub use protocol::{Command, Event, TurnOutcome};
+pub use protocol::{BudgetLimit, BudgetReport, Command, Event, TurnOutcome};
 
 /// Events buffered between the agent and a slow front end before the agent waits.
 const EVENT_BUFFER: usize = 1024;
@@ -44,10 +50,24 @@ pub struct AgentSetup {
     pub workspace: PathBuf,
     pub approval: ApprovalMode,
     pub max_tokens: u32,
+    /// How failed model calls are retried.
+    pub retry: RetryPolicy,
+    /// The environment variable the API key comes from, named when the provider
+    /// refuses the key.
+    pub api_key_env: Option<String>,
     /// Where clipped tool outputs are saved in full.
     pub outputs_dir: PathBuf,
     pub shell: ShellConfig,
     pub lint: LintConfig,
+    /// Limits on each task.
+    pub budget: Budget,
+    /// The model's context window and prices, where known.
+    pub model_info: ModelInfo,
+    /// Where the session is recorded; `None` records nothing.
+    pub transcript: Option<SessionWriter>,
+    /// A recorded session to continue (`--resume`); `None` starts a new conversation.
+    /// The approval mode is not restored: it comes from `approval` as always.
+    pub resume: Option<Session>,
     /// Protected paths and what `auto` mode may run (from the user's config only).
     pub policy: PolicyConfig,
 }
@@ -86,7 +106,8 @@ pub enum SetupError {
 }
 
 /// Starts the agent task on the current tokio runtime. The first event is
-/// [`Event::SessionStarted`]; the agent then waits for a [`Command::UserMessage`].
+/// [`Event::SessionStarted`], followed by [`Event::ConversationRestored`] when resuming;
+/// the agent then waits for a [`Command::UserMessage`].
 pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), SetupError> {
     let workspace = Workspace::new(&setup.workspace)
         .map_err(|source| SetupError::Workspace {
@@ -97,7 +118,10 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
     let root = workspace.root().to_path_buf();
     let (command_tx, command_rx) = mpsc::unbounded_channel();
     let (event_tx, event_rx) = mpsc::channel(EVENT_BUFFER);
-    let events = events::EventSink::new(event_tx);
+    let mut events = events::EventSink::new(event_tx);
+    if let Some(writer) = setup.transcript {
+        events = events.recording(writer);
+    }
 
     let instructions = context::load_instructions(&root);
     let mut system = vec![context::SYSTEM_PROMPT.trim_end().to_string()];
@@ -109,32 +133,43 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
         Arc::new(GitIndex::new(&root)),
         events.clone(),
     ));
+    // Full outputs of clipped commands go where `read` may open them.
+    let shell = Arc::new(Shell::new(
+        &root,
+        ShellConfig {
+            outputs_dir: Some(setup.outputs_dir.clone()),
+            ..setup.shell
+        },
+    ));
     let tool_ctx = ToolCtx {
         workspace: Arc::new(workspace),
         ledger: Arc::new(ReadLedger::default()),
         approver: approvals.clone(),
-        // Full outputs of clipped commands go where `read` may open them.
-        shell: Arc::new(Shell::new(
-            &root,
-            ShellConfig {
-                outputs_dir: Some(setup.outputs_dir.clone()),
-                ..setup.shell
-            },
-        )),
+        shell: shell.clone(),
         linter: Arc::new(Linter::new(&root, setup.lint)),
         output: OutputSink::default(),
         call_id: String::new(),
         cancel: CancellationToken::new(),
     };
-    let started = Event::SessionStarted {
+    let model = setup.client.model().to_string();
+    let workspace = root.display().to_string();
+    let instructions = instructions
+        .files
+        .iter()
+        .map(|path| path.display().to_string())
+        .collect();
+    let mode = setup.approval;
+    let call_site = recovery::CallSite {
         model: setup.client.model().to_string(),
-        workspace: root.display().to_string(),
-        instructions: instructions
-            .files
-            .iter()
-            .map(|path| path.display().to_string())
-            .collect(),
-        mode: setup.approval,
+        api_key_env: setup.api_key_env,
+    };
+    let (conversation, session_usage, restored) = match setup.resume.map(recording::restore) {
+        Some(restored) => (restored.conversation, restored.usage, Some(restored.event)),
+        None => (
+            conversation::Conversation::default(),
+            Usage::default(),
+            None,
+        ),
     };
     let agent = turn::Agent {
         client: setup.client,
@@ -146,14 +181,34 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
         workspace: root,
         outputs_dir: setup.outputs_dir,
         max_tokens: setup.max_tokens,
+        retry: setup.retry,
+        call_site,
         events: events.clone(),
         commands: command_rx,
-        conversation: conversation::Conversation::default(),
+        conversation,
         pending: Vec::new(),
-        session_usage: Usage::default(),
+        session_usage,
+        budget: setup.budget,
+        model_info: setup.model_info,
+        meter: budget::TaskMeter::start(std::time::Instant::now()),
+        repetition: repetition::RepetitionGuard::default(),
     };
     tokio::spawn(async move {
-        events.emit(started).await;
+        // Probing the sandbox runs its launcher once, so it happens here, off the
+        // caller's path; the first shell command waits for the same probe.
+        let sandbox = shell.protections().await;
+        events
+            .emit(Event::SessionStarted {
+                model,
+                workspace,
+                instructions,
+                mode,
+                sandbox,
+            })
+            .await;
+        if let Some(restored) = restored {
+            events.emit(restored).await;
+        }
         agent.run().await;
     });
     Ok((

@@ -4,11 +4,14 @@
 //! this module and [`super::spawn`], nothing else from `agent/`. Every tool-related event
 //! carries the `call_id` the model gave the call, so a front end can group them.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::diff::HunkId;
 use crate::policy::{ApprovalMode, CommandClass, Decision, Protection, Reason};
-use crate::provider::{StopReason, Usage};
+use crate::provider::{Message, StopReason, Usage};
+use crate::shell::sandbox::Protections;
 
 /// What a front end asks of the agent.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,12 +43,14 @@ pub enum Command {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
-    /// The agent is ready. `instructions` lists the project instruction files loaded.
+    /// The agent is ready. `instructions` lists the project instruction files loaded;
+    /// `sandbox` is what protects the user from the shell's commands, as applied.
     SessionStarted {
         model: String,
         workspace: String,
         instructions: Vec<String>,
         mode: ApprovalMode,
+        sandbox: Protections,
     },
     /// A user message was delivered to the model (a steering message included).
     UserMessageDelivered {
@@ -122,15 +127,63 @@ pub enum Event {
         mode: ApprovalMode,
     },
     ConversationCleared,
+    /// A model call failed (or stopped at the output limit) and is sent again after
+    /// `delay_ms`. `attempt` numbers the retries of this streak from 1, out of at most
+    /// `max_attempts`; `reason` says what went wrong. With `discarded`, what the failed
+    /// call streamed (text, thinking, calls being written) is void: it never enters the
+    /// conversation, and front ends drop or mark it.
+    Retrying {
+        attempt: u32,
+        max_attempts: u32,
+        delay_ms: u64,
+        reason: String,
+        discarded: bool,
+    },
     /// Token usage of the last model call, and the running total for the session.
     Usage {
         call: Usage,
         session: Usage,
+        /// The session's cost in US dollars, when the model's prices are known.
+        session_cost_usd: Option<f64>,
+        /// The share of the context window the last call's prompt filled, when the
+        /// window is known.
+        context_used: Option<f32>,
     },
     /// The turn is over; the agent waits for the next message.
     TurnEnd {
         outcome: TurnOutcome,
     },
+    /// A resumed session's conversation, as the model will see it; sent once, right
+    /// after [`Event::SessionStarted`]. `summaries` holds the one-line summary of each
+    /// tool result, by call id.
+    ConversationRestored {
+        session_id: String,
+        messages: Vec<Message>,
+        summaries: BTreeMap<String, String>,
+    },
+    /// The session transcript cannot be saved (sent once): duet keeps working, but the
+    /// session cannot be resumed past this point.
+    TranscriptUnsaved {
+        path: String,
+        reason: String,
+    },
+}
+
+/// The line front ends show for [`Event::Retrying`]:
+/// `retrying in 2s (attempt 1/5): <reason>`.
+pub fn retry_line(attempt: u32, max_attempts: u32, delay_ms: u64, reason: &str) -> String {
+    let when = match delay_ms {
+        0 => "now".to_string(),
+        ms if ms < 1000 => format!("in {ms}ms"),
+        ms => {
+            let tenths = (ms + 50) / 100;
+            match tenths % 10 {
+                0 => format!("in {}s", tenths / 10),
+                tenth => format!("in {}.{tenth}s", tenths / 10),
+            }
+        }
+    };
+    format!("retrying {when} (attempt {attempt}/{max_attempts}): {reason}")
 }
 
 /// How a turn ended.
@@ -141,8 +194,85 @@ pub enum TurnOutcome {
     Finished { stop_reason: StopReason },
     /// The user interrupted.
     Interrupted,
-    /// The model call failed; `message` says why and what to check.
+    /// The model call failed for good (retries exhausted or pointless), or its answers
+    /// kept stopping at the output limit; `message` says why and what to check.
     Failed { message: String },
+    /// A budget limit would have been passed by the next model call, so it was not sent.
+    BudgetExhausted { report: BudgetReport },
+    /// The model repeated itself (same call or same error); `message` says how.
+    LoopDetected { message: String },
+}
+
+/// Which budget limit stopped a task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BudgetLimit {
+    Steps,
+    WallTime,
+    Tokens,
+    Cost,
+}
+
+impl BudgetLimit {
+    pub fn describe(self) -> &'static str {
+        match self {
+            BudgetLimit::Steps => "step limit",
+            BudgetLimit::WallTime => "time limit",
+            BudgetLimit::Tokens => "token limit",
+            BudgetLimit::Cost => "cost limit",
+        }
+    }
+}
+
+/// What a task stopped by its budget had done, and where it was.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BudgetReport {
+    pub limit: BudgetLimit,
+    /// How the limit was reached, e.g. "30 of 30 model calls made".
+    pub detail: String,
+    /// Model calls made.
+    pub steps: u32,
+    pub elapsed_ms: u64,
+    /// Tokens sent and received over all calls.
+    pub tokens: u64,
+    /// `None` when the model's prices are unknown.
+    pub cost_usd: Option<f64>,
+    pub tools_run: u32,
+    /// Files the task's writes and edits changed, in the order first changed.
+    pub files_changed: Vec<String>,
+    /// The model's last text: where it was when stopped, and what it meant to do next.
+    pub last_message: Option<String>,
+}
+
+impl BudgetReport {
+    /// The report as a few lines for a person.
+    pub fn render(&self) -> String {
+        let mut lines = vec![format!(
+            "Stopped by the {}: {}.",
+            self.limit.describe(),
+            self.detail
+        )];
+        let cost = self
+            .cost_usd
+            .map(|cost| format!(", ${cost:.4}"))
+            .unwrap_or_default();
+        lines.push(format!(
+            "Done: {} model calls, {} tool calls, {} tokens{cost}, {:.1} s.",
+            self.steps,
+            self.tools_run,
+            self.tokens,
+            self.elapsed_ms as f64 / 1000.0
+        ));
+        if !self.files_changed.is_empty() {
+            lines.push(format!("Changed: {}.", self.files_changed.join(", ")));
+        }
+        match &self.last_message {
+            Some(text) => lines.push(format!("Left off at: {}", text.trim())),
+            None => lines.push("The model had not said where it was.".to_string()),
+        }
+        lines.push("The task is not finished; send a message to continue it.".to_string());
+        lines.join("\n")
+    }
 }
 
 /// What a person is asked to approve.
@@ -177,7 +307,7 @@ pub enum ApprovalView {
 impl ApprovalView {
     /// Protected paths the request would change; a front end that approves on the
     /// user's behalf (`duet exec --yes`, "allow for session") must not approve these.
-    pub fn protections(&self) -> &[Protection] {
+    pub fn protected_paths(&self) -> &[Protection] {
         match self {
             ApprovalView::Edit { protected, .. } | ApprovalView::Command { protected, .. } => {
                 protected
@@ -194,4 +324,31 @@ pub struct HunkView {
     pub header: String,
     /// The hunk in unified form, header included.
     pub text: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    #[test]
+    fn retry_lines_say_when_which_attempt_and_why() {
+        assert_eq!(
+            retry_line(1, 5, 2000, "HTTP 529"),
+            "retrying in 2s (attempt 1/5): HTTP 529"
+        );
+        assert_eq!(
+            retry_line(2, 5, 1449, "reset"),
+            "retrying in 1.4s (attempt 2/5): reset"
+        );
+        assert_eq!(
+            retry_line(3, 5, 20, "reset"),
+            "retrying in 20ms (attempt 3/5): reset"
+        );
+        assert_eq!(
+            retry_line(1, 1, 0, "cut off"),
+            "retrying now (attempt 1/1): cut off"
+        );
+    }
 }

@@ -3,7 +3,9 @@
 //! Calls are submitted as soon as the stream completes them; [`Schedule`] decides when
 //! each may start; each runs in its own task so a slow or crashing tool affects only its
 //! own result. Every submitted call ends with exactly one result: its output, its error,
-//! or a note that it was cancelled — never nothing.
+//! or a note that it was cancelled — never nothing. A call identical to an earlier one of
+//! the same response (same tool, same arguments, no call that may change anything in
+//! between) does not run again: it gets the earlier call's result.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -16,7 +18,7 @@ use tokio::task::{AbortHandle, JoinError};
 
 use crate::provider::{ToolCall, ToolResult};
 use crate::tools::truncate::{ClipLimits, clip};
-use crate::tools::{Tool, ToolCtx, ToolError, ToolOutput};
+use crate::tools::{Concurrency, Tool, ToolCtx, ToolError, ToolOutput};
 
 use super::protocol::Event;
 use super::scheduler::Schedule;
@@ -42,6 +44,12 @@ impl CancelReason {
 
 struct Slot {
     call: ToolCall,
+    /// The tool's name and normalised arguments, for valid calls.
+    fingerprint: Option<String>,
+    /// The earlier identical call whose result this one receives.
+    duplicate_of: Option<usize>,
+    /// The call may change things, so identical calls after it must run again.
+    exclusive: bool,
     job: Option<Job>,
     /// The tool edits files (see [`Tool::edits_files`]).
     edits_files: bool,
@@ -75,33 +83,77 @@ impl ToolRuns {
         }
     }
 
-    /// Adds a complete call. A call that failed validation is answered at once; the
-    /// returned event reports that answer.
-    pub(crate) fn submit(&mut self, call: ToolCall, job: Result<Job, ToolError>) -> Option<Event> {
+    /// Adds a complete call. A call that failed validation is answered at once, and so
+    /// is a duplicate of a call that already ended; the returned events report those
+    /// answers.
+    pub(crate) fn submit(&mut self, call: ToolCall, job: Result<Job, ToolError>) -> Vec<Event> {
         match job {
             Ok(job) => {
-                self.schedule.add(job.0.concurrency());
+                let fingerprint = format!("{}\u{0}{}", job.0.name(), job.1);
+                if let Some(original) = self.same_call_since_last_change(&fingerprint) {
+                    return self.submit_duplicate(call, original);
+                }
+                let concurrency = job.0.concurrency();
+                self.schedule.add(concurrency);
                 self.slots.push(Slot {
                     call,
+                    exclusive: concurrency == Concurrency::Exclusive,
+                    fingerprint: Some(fingerprint),
+                    duplicate_of: None,
                     edits_files: job.0.edits_files(),
                     job: Some(job),
                     result: None,
                     abort: None,
                 });
-                None
+                Vec::new()
             }
             Err(error) => {
-                let index = self.schedule.add_done();
-                self.slots.push(Slot {
-                    call,
-                    job: None,
-                    edits_files: false,
-                    result: None,
-                    abort: None,
-                });
-                Some(self.answer(index, Err(error)))
+                let index = self.push_idle_slot(call, None);
+                self.answer(index, Err(error))
             }
         }
+    }
+
+    /// The index of an earlier call with this fingerprint, unless a call that may change
+    /// something (an exclusive one) comes after it: then running again may give another
+    /// answer.
+    fn same_call_since_last_change(&self, fingerprint: &str) -> Option<usize> {
+        for (index, slot) in self.slots.iter().enumerate().rev() {
+            if slot.fingerprint.as_deref() == Some(fingerprint) {
+                return Some(index);
+            }
+            if slot.exclusive {
+                return None;
+            }
+        }
+        None
+    }
+
+    /// Adds `call`, identical to the call at `original`: it never runs, and gets the
+    /// original's result when that ends (now, if it already has).
+    fn submit_duplicate(&mut self, call: ToolCall, original: usize) -> Vec<Event> {
+        tracing::info!(call_id = %call.id, "identical call in one response: runs once");
+        let index = self.push_idle_slot(call, Some(original));
+        match self.slots[original].result.clone() {
+            Some(result) => vec![self.copy_result(index, &result)],
+            None => Vec::new(),
+        }
+    }
+
+    /// Adds a call that never runs; its answer comes from elsewhere.
+    fn push_idle_slot(&mut self, call: ToolCall, duplicate_of: Option<usize>) -> usize {
+        let index = self.schedule.add_done();
+        self.slots.push(Slot {
+            call,
+            exclusive: false,
+            fingerprint: None,
+            duplicate_of,
+            job: None,
+            edits_files: false,
+            result: None,
+            abort: None,
+        });
+        index
     }
 
     /// Starts every call the schedule allows; returns a `ToolRunBegin` for each.
@@ -139,9 +191,10 @@ impl ToolRuns {
         self.schedule.all_done()
     }
 
-    /// Waits for the next running call to end and records its result. Pending forever
-    /// when nothing runs, so it can sit in a `select!` guarded by [`Self::has_running`].
-    pub(crate) async fn next_finished(&mut self) -> Event {
+    /// Waits for the next running call to end and records its result (and its
+    /// duplicates'). Pending forever when nothing runs, so it can sit in a `select!`
+    /// guarded by [`Self::has_running`].
+    pub(crate) async fn next_finished(&mut self) -> Vec<Event> {
         match self.running.next().await {
             Some(finished) => self.record(finished),
             None => std::future::pending().await,
@@ -157,7 +210,7 @@ impl ToolRuns {
         let deadline = tokio::time::Instant::now() + grace;
         while let Ok(Some(finished)) = tokio::time::timeout_at(deadline, self.running.next()).await
         {
-            events.push(self.record(finished));
+            events.extend(self.record(finished));
         }
         self.running.clear();
         for index in 0..self.slots.len() {
@@ -175,7 +228,7 @@ impl ToolRuns {
             } else {
                 format!("Not run: {} before this call started.", reason.explain())
             };
-            events.push(self.answer(index, Err(ToolError::Failed(note))));
+            events.extend(self.answer(index, Err(ToolError::Failed(note))));
         }
         events
     }
@@ -211,7 +264,7 @@ impl ToolRuns {
             .collect()
     }
 
-    fn record(&mut self, finished: Finished) -> Event {
+    fn record(&mut self, finished: Finished) -> Vec<Event> {
         let outcome = finished.outcome.unwrap_or_else(|error| {
             Err(ToolError::Failed(if error.is_panic() {
                 "The tool crashed (a bug in duet, logged). Try another approach.".to_string()
@@ -225,7 +278,8 @@ impl ToolRuns {
         self.answer(finished.index, outcome)
     }
 
-    fn answer(&mut self, index: usize, outcome: Result<ToolOutput, ToolError>) -> Event {
+    /// Records the result of the call at `index`, and gives it to the call's duplicates.
+    fn answer(&mut self, index: usize, outcome: Result<ToolOutput, ToolError>) -> Vec<Event> {
         self.schedule.finish(index);
         let (text, summary, is_error) = match outcome {
             Ok(output) => (output.content, output.summary, false),
@@ -242,15 +296,45 @@ impl ToolRuns {
             &self.outputs_dir,
             &slot.call.id,
         );
-        slot.result = Some(ToolResult {
+        let result = ToolResult {
             call_id: slot.call.id.clone(),
             content: content.clone(),
             is_error,
-        });
-        Event::ToolRunEnd {
+        };
+        slot.result = Some(result.clone());
+        let mut events = vec![Event::ToolRunEnd {
             call_id: slot.call.id.clone(),
             is_error,
             summary,
+            output: content,
+        }];
+        let duplicates: Vec<usize> = (0..self.slots.len())
+            .filter(|&other| {
+                self.slots[other].duplicate_of == Some(index) && self.slots[other].result.is_none()
+            })
+            .collect();
+        for duplicate in duplicates {
+            events.push(self.copy_result(duplicate, &result));
+        }
+        events
+    }
+
+    /// Answers the duplicate at `index` with `original`'s result.
+    fn copy_result(&mut self, index: usize, original: &ToolResult) -> Event {
+        let slot = &mut self.slots[index];
+        let content = format!(
+            "Same call as {}, which ran once; its result:\n{}",
+            original.call_id, original.content
+        );
+        slot.result = Some(ToolResult {
+            call_id: slot.call.id.clone(),
+            content: content.clone(),
+            is_error: original.is_error,
+        });
+        Event::ToolRunEnd {
+            call_id: slot.call.id.clone(),
+            is_error: original.is_error,
+            summary: format!("same as {}", original.call_id),
             output: content,
         }
     }
@@ -271,7 +355,6 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
-    use crate::tools::Concurrency;
     use crate::tools::test_support::Fixture;
 
     /// A tool whose behaviour each test picks.
@@ -355,8 +438,9 @@ mod tests {
                 arguments: "{}".into(),
             };
             assert_eq!(
-                self.runs.submit(call, Ok((tool, serde_json::json!({})))),
-                None
+                self.runs
+                    .submit(call, Ok((tool, serde_json::json!({ "id": id })))),
+                Vec::new()
             );
         }
 
@@ -410,8 +494,8 @@ mod tests {
             .runs
             .submit(call, Err(ToolError::InvalidArguments("fix it".into())));
         assert!(matches!(
-            answer,
-            Some(Event::ToolRunEnd { is_error: true, .. })
+            answer.as_slice(),
+            [Event::ToolRunEnd { is_error: true, .. }]
         ));
         h.submit("next", Concurrency::Exclusive, Behaviour::Answer);
         assert_eq!(h.started(), ["next"]);
@@ -473,5 +557,91 @@ mod tests {
             results[0].content
         );
         assert_eq!(summary(&results)[1], ("fine", false, "ran fine"));
+    }
+
+    fn probe(runs: &Arc<AtomicUsize>) -> Arc<dyn Tool> {
+        Arc::new(Probe {
+            concurrency: Concurrency::Shared,
+            behaviour: Behaviour::Answer,
+            runs: Arc::clone(runs),
+        })
+    }
+
+    fn probe_call(id: &str) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            name: "probe".into(),
+            arguments: r#"{"path": "a"}"#.into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn identical_calls_run_once_and_share_the_result() {
+        let mut h = Harness::new();
+        let args = serde_json::json!({"path": "a"});
+        h.runs
+            .submit(probe_call("first"), Ok((probe(&h.count), args.clone())));
+        h.runs
+            .submit(probe_call("second"), Ok((probe(&h.count), args.clone())));
+        assert_eq!(h.started(), ["first"]);
+        let events = h.runs.next_finished().await;
+        assert_eq!(events.len(), 2, "{events:?}");
+        assert!(h.runs.all_done());
+        // A third copy, after the original ended, is answered at once.
+        let late = h
+            .runs
+            .submit(probe_call("third"), Ok((probe(&h.count), args)));
+        assert!(
+            matches!(late.as_slice(), [Event::ToolRunEnd { call_id, .. }] if call_id == "third")
+        );
+        assert_eq!(h.count.load(Ordering::SeqCst), 1, "ran once");
+        let results = h.runs.into_results();
+        assert_eq!(results.len(), 3);
+        assert_eq!(results[0].content, "ran first");
+        for copy in &results[1..] {
+            assert_eq!(
+                copy.content,
+                "Same call as first, which ran once; its result:\nran first"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn an_identical_call_after_a_change_runs_again() {
+        let mut h = Harness::new();
+        let args = serde_json::json!({"path": "a"});
+        h.runs
+            .submit(probe_call("test-1"), Ok((probe(&h.count), args.clone())));
+        h.submit("edit", Concurrency::Exclusive, Behaviour::Answer);
+        h.runs
+            .submit(probe_call("test-2"), Ok((probe(&h.count), args)));
+        while !h.runs.all_done() {
+            h.started();
+            h.runs.next_finished().await;
+        }
+        assert_eq!(h.count.load(Ordering::SeqCst), 3, "every call ran");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_duplicate_of_a_cancelled_call_is_cancelled_with_it() {
+        let mut h = Harness::new();
+        let stuck: Arc<dyn Tool> = Arc::new(Probe {
+            concurrency: Concurrency::Shared,
+            behaviour: Behaviour::Hang,
+            runs: Arc::clone(&h.count),
+        });
+        let args = serde_json::json!({"path": "a"});
+        h.runs
+            .submit(probe_call("first"), Ok((Arc::clone(&stuck), args.clone())));
+        h.runs.submit(probe_call("second"), Ok((stuck, args)));
+        h.started();
+        let events = h
+            .runs
+            .cancel(CancelReason::UserInterrupt, Duration::from_secs(1))
+            .await;
+        assert_eq!(events.len(), 2);
+        let results = h.runs.into_results();
+        assert!(results.iter().all(|result| result.is_error));
+        assert!(results[1].content.contains("Same call as first"));
     }
 }

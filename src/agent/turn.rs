@@ -4,38 +4,89 @@
 //! One step is one model call. While its response streams, complete tool calls start
 //! at once (see [`ToolRuns`]), and commands keep being read: an interrupt cancels the
 //! step, a user message is held and delivered at the start of the next step.
+//!
+//! A failed call is retried after a backoff that an interrupt cancels at once (see
+//! [`Recovery`]). What the failed call streamed is dropped, unless some of its tool
+//! calls were complete: those run to the end and are kept with their results, and the
+//! turn goes on with the next step. A call whose arguments were cut (invalid JSON at the
+//! output limit, or a stream that broke mid-call) is never run.
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::provider::{
-    EventStream, ModelClient, ModelRequest, ProviderError, StopReason, StreamEvent, ToolSpec, Usage,
+    Block, EventStream, ModelClient, ModelRequest, ProviderError, RetryPolicy, StopReason,
+    StreamEvent, ToolCall, ToolResult, ToolSpec, Usage,
 };
+use crate::session::Record;
 use crate::tools::{OutputChunk, OutputSink, Registry, ToolCtx};
 
 use super::approval::ApprovalDesk;
+use super::budget::{self, TaskMeter};
 use super::context;
 use super::conversation::{AssistantDraft, Conversation};
 use super::events::EventSink;
 use super::protocol::{Command, Event, TurnOutcome};
+use super::recovery::{AfterCutOff, AfterFailure, CallSite, Recovery};
+use super::repetition::RepetitionGuard;
 use super::tool_runs::{CancelReason, ToolRuns};
+use crate::config::{Budget, ModelInfo};
 
 /// How long running tools get to stop on their own after a cancel.
 const CANCEL_GRACE: Duration = Duration::from_secs(3);
 
 /// How a step ended.
 enum StepEnd {
-    /// Tools ran; the model needs their results.
-    ToolsRan,
+    /// The response streamed to its end and every tool call in it has a result.
     Finished(StopReason),
+    /// The model call failed. Complete tool calls it made have their results in the
+    /// step's [`Response`].
+    CallFailed(ProviderError),
     Interrupted,
-    Failed(String),
     Shutdown,
+}
+
+/// What the turn loop does after a step.
+enum Next {
+    Step,
+    End(TurnOutcome),
+    Shutdown,
+}
+
+/// What one model call produced, before the turn loop decides whether it enters the
+/// conversation.
+#[derive(Default)]
+struct Response {
+    blocks: Vec<Block>,
+    results: Vec<ToolResult>,
+    /// Front ends were shown some of it (text, thinking, a call being written).
+    shown: bool,
+}
+
+impl Response {
+    fn has_calls(&self) -> bool {
+        self.blocks
+            .iter()
+            .any(|block| matches!(block, Block::ToolCall(_)))
+    }
+}
+
+/// The response of the current step as it streams in.
+#[derive(Default)]
+struct Reply {
+    draft: AssistantDraft,
+    /// A call whose arguments are not valid JSON, held back until something follows
+    /// it: if the response stops at the output limit right after it, the limit cut it,
+    /// and it is dropped instead of answered.
+    held: Option<ToolCall>,
+    /// Some call is complete (and submitted).
+    has_calls: bool,
+    shown: bool,
 }
 
 pub(crate) struct Agent {
@@ -49,12 +100,19 @@ pub(crate) struct Agent {
     pub(crate) workspace: PathBuf,
     pub(crate) outputs_dir: PathBuf,
     pub(crate) max_tokens: u32,
+    pub(crate) retry: RetryPolicy,
+    pub(crate) call_site: CallSite,
     pub(crate) events: EventSink,
     pub(crate) commands: mpsc::UnboundedReceiver<Command>,
     pub(crate) conversation: Conversation,
     /// User messages not yet delivered to the model.
     pub(crate) pending: Vec<String>,
     pub(crate) session_usage: Usage,
+    pub(crate) budget: Budget,
+    pub(crate) model_info: ModelInfo,
+    /// What the current task has spent; restarted by each user message that starts one.
+    pub(crate) meter: TaskMeter,
+    pub(crate) repetition: RepetitionGuard,
 }
 
 impl Agent {
@@ -85,18 +143,61 @@ impl Agent {
     }
 
     async fn run_turn(&mut self) -> std::ops::ControlFlow<()> {
+        self.meter = TaskMeter::start(Instant::now());
+        self.repetition = RepetitionGuard::default();
+        let mut recovery = Recovery::new(self.retry.clone(), self.max_tokens);
         let mut step = 0;
         let outcome = loop {
             self.deliver_pending().await;
+            if let Some(exhausted) = self.budget_exhausted() {
+                break exhausted;
+            }
             step += 1;
-            match self.step(step).await {
-                StepEnd::ToolsRan => continue,
-                // A message typed during the final answer still reaches the model.
-                StepEnd::Finished(_) if !self.pending.is_empty() => continue,
-                StepEnd::Finished(stop_reason) => break TurnOutcome::Finished { stop_reason },
-                StepEnd::Interrupted => break TurnOutcome::Interrupted,
-                StepEnd::Failed(message) => break TurnOutcome::Failed { message },
+            self.meter.count_step();
+            let (end, response) = self.step(step, recovery.output_limit()).await;
+            let ran_tools = response.has_calls();
+            let next = match end {
+                StepEnd::Finished(StopReason::MaxTokens) => {
+                    self.after_cut_off(&mut recovery, response).await
+                }
+                StepEnd::Finished(stop_reason) => {
+                    recovery.answer_complete();
+                    // Some servers report `stop` although they called tools: the calls
+                    // decide. A message typed during the final answer still reaches the
+                    // model.
+                    let more = ran_tools || !self.pending.is_empty();
+                    self.record(response).await;
+                    if more {
+                        Next::Step
+                    } else {
+                        Next::End(TurnOutcome::Finished { stop_reason })
+                    }
+                }
+                StepEnd::CallFailed(error) => {
+                    self.after_failure(&mut recovery, &error, response).await
+                }
+                StepEnd::Interrupted => {
+                    self.record(response).await;
+                    Next::End(TurnOutcome::Interrupted)
+                }
                 StepEnd::Shutdown => {
+                    self.record(response).await;
+                    Next::Shutdown
+                }
+            };
+            // A step whose tools ran feeds the budget and the loop detector, however its
+            // call ended.
+            let next = match next {
+                Next::Step if ran_tools => match self.observe_step() {
+                    Some(message) => Next::End(TurnOutcome::LoopDetected { message }),
+                    None => Next::Step,
+                },
+                next => next,
+            };
+            match next {
+                Next::Step => {}
+                Next::End(outcome) => break outcome,
+                Next::Shutdown => {
                     self.end_turn(TurnOutcome::Interrupted).await;
                     return std::ops::ControlFlow::Break(());
                 }
@@ -104,6 +205,144 @@ impl Agent {
         };
         self.end_turn(outcome).await;
         std::ops::ControlFlow::Continue(())
+    }
+
+    /// Whether the task's budget forbids the next model call, with the report that ends it.
+    fn budget_exhausted(&self) -> Option<TurnOutcome> {
+        let now = Instant::now();
+        let exhausted = self
+            .meter
+            .check(&self.budget, &self.model_info, now)
+            .err()?;
+        tracing::info!(?exhausted, "budget exhausted");
+        let last_message = self.conversation.last_assistant_text().map(tail_of_text);
+        Some(TurnOutcome::BudgetExhausted {
+            report: self
+                .meter
+                .report(exhausted, &self.model_info, now, last_message),
+        })
+    }
+
+    /// Books the step that just ran its tools against the budget and the loop detector;
+    /// returns why the task must stop, if it must.
+    fn observe_step(&mut self) -> Option<String> {
+        let (calls, results) = self.conversation.last_exchange();
+        for call in &calls {
+            self.meter.count_tool_run();
+            let edits = self
+                .tools
+                .get(&call.name)
+                .is_some_and(|tool| tool.edits_files());
+            let landed = results
+                .iter()
+                .any(|result| result.call_id == call.id && !result.is_error);
+            if edits
+                && landed
+                && let Some(path) = path_argument(&call.arguments)
+            {
+                self.meter.note_file_changed(&path);
+            }
+        }
+        let verdict = self.repetition.observe(calls, results);
+        if let Some(message) = &verdict {
+            tracing::warn!(%message, "loop detected");
+        }
+        verdict
+    }
+
+    /// Keeps what a failed call completed, then retries after the backoff or gives up.
+    /// Without complete tool calls the response is dropped, so a retry sends the same
+    /// conversation again.
+    async fn after_failure(
+        &mut self,
+        recovery: &mut Recovery,
+        error: &ProviderError,
+        response: Response,
+    ) -> Next {
+        let discarded = !response.has_calls() && response.shown;
+        if response.has_calls() {
+            self.record(response).await;
+        }
+        match recovery.after_failure(error, &self.call_site, fastrand::f64()) {
+            AfterFailure::Retry {
+                attempt,
+                max_attempts,
+                delay,
+                reason,
+            } => {
+                tracing::info!(attempt, ?delay, %reason, "retrying the model call");
+                self.events
+                    .emit(Event::Retrying {
+                        attempt,
+                        max_attempts,
+                        delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                        reason,
+                        discarded,
+                    })
+                    .await;
+                self.back_off(delay).await
+            }
+            AfterFailure::GiveUp(message) => Next::End(TurnOutcome::Failed { message }),
+        }
+    }
+
+    /// An answer stopped at the output limit: asks again with a higher limit, or keeps
+    /// it and asks the model to continue, or gives up.
+    async fn after_cut_off(&mut self, recovery: &mut Recovery, response: Response) -> Next {
+        match recovery.after_cut_off(response.has_calls()) {
+            AfterCutOff::AskAgain { from, to } => {
+                tracing::info!(from, to, "answer cut off: asking again with a higher limit");
+                self.events
+                    .emit(Event::Retrying {
+                        attempt: 1,
+                        max_attempts: 1,
+                        delay_ms: 0,
+                        reason: format!(
+                            "the answer reached the output limit of {from} tokens; asking again \
+                             with {to}"
+                        ),
+                        discarded: response.shown,
+                    })
+                    .await;
+                Next::Step
+            }
+            AfterCutOff::Continue { note } => {
+                tracing::info!("answer cut off: asking the model to continue");
+                self.record(response).await;
+                self.events
+                    .record(Record::User { text: note.clone() })
+                    .await;
+                self.conversation.push_user_text(note);
+                Next::Step
+            }
+            AfterCutOff::GiveUp(message) => {
+                self.record(response).await;
+                Next::End(TurnOutcome::Failed { message })
+            }
+        }
+    }
+
+    /// Waits `delay` before a retry; an interrupt or shutdown ends the turn at once.
+    async fn back_off(&mut self, delay: Duration) -> Next {
+        tokio::select! {
+            () = tokio::time::sleep(delay) => Next::Step,
+            end = self.wait_for_cancel() => match end {
+                StepEnd::Shutdown => Next::Shutdown,
+                _ => Next::End(TurnOutcome::Interrupted),
+            },
+        }
+    }
+
+    /// Adds a response to the conversation and the session transcript.
+    async fn record(&mut self, response: Response) {
+        self.events
+            .record(Record::Step {
+                assistant: response.blocks.clone(),
+                results: response.results.clone(),
+            })
+            .await;
+        self.conversation
+            .push_step(response.blocks, response.results);
     }
 
     async fn end_turn(&mut self, outcome: TurnOutcome) {
@@ -128,7 +367,7 @@ impl Agent {
         }
     }
 
-    async fn request(&self) -> ModelRequest {
+    async fn request(&self, max_tokens: u32) -> ModelRequest {
         let workspace = self.workspace.clone();
         let environment =
             tokio::task::spawn_blocking(move || context::environment_block(&workspace))
@@ -142,28 +381,30 @@ impl Agent {
             tools: self.tool_specs.clone(),
             messages: self.conversation.messages().to_vec(),
             volatile_context: Some(environment).filter(|text| !text.is_empty()),
-            max_tokens: self.max_tokens,
+            max_tokens,
         }
     }
 
-    async fn step(&mut self, number: u32) -> StepEnd {
+    async fn step(&mut self, number: u32, max_tokens: u32) -> (StepEnd, Response) {
         self.events.emit(Event::StepStarted { step: number }).await;
-        let request = self.request().await;
+        self.conversation.repair();
+        let request = self.request(max_tokens).await;
         let client = Arc::clone(&self.client);
         let opened = tokio::select! {
             opened = client.stream(&request) => opened,
-            end = self.wait_for_cancel() => return end,
+            end = self.wait_for_cancel() => return (end, Response::default()),
         };
         tracing::info!(
             step = number,
             messages = request.messages.len(),
+            max_tokens,
             "model call sent"
         );
         let stream = match opened {
             Ok(stream) => stream,
             Err(error) => {
                 tracing::warn!(%error, "model call failed before streaming");
-                return StepEnd::Failed(describe_failure(&error));
+                return (StepEnd::CallFailed(error), Response::default());
             }
         };
         let (output_tx, mut output_rx) = mpsc::unbounded_channel();
@@ -171,9 +412,9 @@ impl Agent {
         ctx.cancel = CancellationToken::new();
         ctx.output = OutputSink::new(output_tx);
         let mut runs = ToolRuns::new(ctx, self.outputs_dir.clone());
-        let mut draft = AssistantDraft::default();
+        let mut reply = Reply::default();
         let end = self
-            .drive(stream, &mut draft, &mut runs, &mut output_rx)
+            .drive(stream, &mut reply, &mut runs, &mut output_rx)
             .await;
         let end = match end {
             StepEnd::Interrupted | StepEnd::Shutdown => {
@@ -181,25 +422,24 @@ impl Agent {
                     .await;
                 end
             }
-            StepEnd::Failed(_) => {
+            StepEnd::CallFailed(_) if !runs.all_done() => {
                 self.cancel_runs(&mut runs, CancelReason::ResponseFailed)
                     .await;
                 end
             }
-            StepEnd::ToolsRan | StepEnd::Finished(_) => match self.run_turn_checks(&mut runs).await
-            {
-                Some(interrupted) => interrupted,
-                None => end,
-            },
+            StepEnd::CallFailed(_) | StepEnd::Finished(_) => {
+                match self.run_turn_checks(&mut runs).await {
+                    Some(interrupted) => interrupted,
+                    None => end,
+                }
+            }
         };
-        let results = runs.into_results();
-        let ran_tools = !results.is_empty();
-        self.conversation.push_step(draft.into_blocks(), results);
-        match end {
-            // Some servers report `stop` although they called tools: the calls decide.
-            StepEnd::Finished(_) if ran_tools => StepEnd::ToolsRan,
-            end => end,
-        }
+        let response = Response {
+            blocks: reply.draft.into_blocks(),
+            results: runs.into_results(),
+            shown: reply.shown,
+        };
+        (end, response)
     }
 
     /// Runs the project-wide checks once after a batch that edited files, and appends
@@ -226,16 +466,17 @@ impl Agent {
     async fn drive(
         &mut self,
         mut stream: EventStream,
-        draft: &mut AssistantDraft,
+        reply: &mut Reply,
         runs: &mut ToolRuns,
         output: &mut mpsc::UnboundedReceiver<OutputChunk>,
     ) -> StepEnd {
-        let mut stop_reason: Option<StopReason> = None;
+        // How the step ends once the tools still running are done.
+        let mut stream_end: Option<StepEnd> = None;
         loop {
-            if let Some(stop) = &stop_reason
-                && runs.all_done()
+            if runs.all_done()
+                && let Some(end) = stream_end.take()
             {
-                return StepEnd::Finished(stop.clone());
+                return end;
             }
             tokio::select! {
                 command = self.commands.recv() => {
@@ -243,25 +484,36 @@ impl Agent {
                         return end;
                     }
                 }
-                item = stream.next(), if stop_reason.is_none() => match item {
-                    Some(Ok(event)) => {
-                        if let Some(stop) = self.on_stream_event(event, draft, runs).await {
-                            stop_reason = Some(stop);
+                item = stream.next(), if stream_end.is_none() => {
+                    let failure = match item {
+                        Some(Ok(event)) => {
+                            if let Some(stop) = self.on_stream_event(event, reply, runs).await {
+                                stream_end = Some(StepEnd::Finished(stop));
+                            }
+                            None
                         }
-                    }
-                    Some(Err(error)) => {
+                        Some(Err(error)) => Some(error),
+                        None => Some(ProviderError::Truncated(
+                            "the response ended without a stop reason".to_string(),
+                        )),
+                    };
+                    if let Some(error) = failure {
                         tracing::warn!(%error, "model stream failed");
-                        return StepEnd::Failed(describe_failure(&error));
+                        // Complete calls of a call that will be retried run to the end,
+                        // so their results can be kept.
+                        let keep_running = reply.has_calls && error.is_transient();
+                        let end = StepEnd::CallFailed(error);
+                        if !keep_running {
+                            return end;
+                        }
+                        stream_end = Some(end);
                     }
-                    None => {
-                        return StepEnd::Failed(
-                            "the model's response ended without a stop reason".to_string(),
-                        );
-                    }
-                },
-                event = runs.next_finished(), if runs.has_running() => {
+                }
+                events = runs.next_finished(), if runs.has_running() => {
                     self.forward_output(output).await;
-                    self.events.emit(event).await;
+                    for event in events {
+                        self.events.emit(event).await;
+                    }
                     self.start_ready(runs).await;
                 }
                 Some(chunk) = output.recv() => {
@@ -314,48 +566,77 @@ impl Agent {
     async fn on_stream_event(
         &mut self,
         event: StreamEvent,
-        draft: &mut AssistantDraft,
+        reply: &mut Reply,
         runs: &mut ToolRuns,
     ) -> Option<StopReason> {
+        if !matches!(event, StreamEvent::Finished { .. }) {
+            // Something follows the held call, so the limit did not cut it.
+            self.release_held(reply, runs).await;
+        }
         match event {
             StreamEvent::TextDelta { text } => {
-                draft.push_text(&text);
+                reply.shown = true;
+                reply.draft.push_text(&text);
                 self.events.emit(Event::TextDelta { text }).await;
             }
             StreamEvent::ThinkingDelta { text } => {
-                draft.push_thinking(&text);
+                reply.shown = true;
+                reply.draft.push_thinking(&text);
                 self.events.emit(Event::ThinkingDelta { text }).await;
             }
-            StreamEvent::ThinkingSignature { signature } => draft.sign_thinking(signature),
-            StreamEvent::RedactedThinking { data } => draft.push_redacted_thinking(data),
+            StreamEvent::ThinkingSignature { signature } => reply.draft.sign_thinking(signature),
+            StreamEvent::RedactedThinking { data } => reply.draft.push_redacted_thinking(data),
             StreamEvent::ToolCallStart { id, name } => {
+                reply.shown = true;
                 self.events
                     .emit(Event::ToolCallBegin { call_id: id, name })
                     .await;
             }
             StreamEvent::ToolCallArgsDelta { .. } => {}
-            StreamEvent::ToolCallEnd { call } => {
-                let call = draft.push_call(call);
-                self.events
-                    .emit(Event::ToolCallReady {
-                        call_id: call.id.clone(),
-                        name: call.name.clone(),
-                        arguments: call.arguments.clone(),
-                    })
-                    .await;
-                let job = self.tools.prepare(&call.name, &call.arguments);
-                if let Some(answer) = runs.submit(call, job) {
-                    self.events.emit(answer).await;
-                }
-                self.start_ready(runs).await;
-            }
+            StreamEvent::ToolCallEnd { call } if may_be_cut(&call) => reply.held = Some(call),
+            StreamEvent::ToolCallEnd { call } => self.submit_call(call, reply, runs).await,
             StreamEvent::Finished { stop_reason, usage } => {
                 tracing::info!(?stop_reason, ?usage, "model response finished");
+                if stop_reason == StopReason::MaxTokens {
+                    if let Some(call) = reply.held.take() {
+                        tracing::info!(call_id = call.id, "dropped a call cut by the output limit");
+                    }
+                } else {
+                    self.release_held(reply, runs).await;
+                }
                 self.record_usage(usage).await;
                 return Some(stop_reason);
             }
         }
         None
+    }
+
+    /// Adds a complete call to the reply and starts it (or answers it at once when it
+    /// cannot run).
+    async fn submit_call(&self, call: ToolCall, reply: &mut Reply, runs: &mut ToolRuns) {
+        let call = reply.draft.push_call(call);
+        reply.has_calls = true;
+        let blocks = reply.draft.take_settled();
+        self.events.record(Record::AssistantPart { blocks }).await;
+        self.events
+            .emit(Event::ToolCallReady {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+            })
+            .await;
+        let job = self.tools.prepare(&call.name, &call.arguments);
+        for answer in runs.submit(call, job) {
+            self.events.emit(answer).await;
+        }
+        self.start_ready(runs).await;
+    }
+
+    /// Submits the held call: it was not cut, just invalid, and the model is told so.
+    async fn release_held(&self, reply: &mut Reply, runs: &mut ToolRuns) {
+        if let Some(call) = reply.held.take() {
+            self.submit_call(call, reply, runs).await;
+        }
     }
 
     /// Emits output already sent by tools, so a call's last output precedes its end.
@@ -384,25 +665,42 @@ impl Agent {
     }
 
     async fn record_usage(&mut self, call: Usage) {
-        let total = &mut self.session_usage;
-        total.input_tokens += call.input_tokens;
-        total.output_tokens += call.output_tokens;
-        total.cache_read_tokens += call.cache_read_tokens;
-        total.cache_write_tokens += call.cache_write_tokens;
-        let session = *total;
-        self.events.emit(Event::Usage { call, session }).await;
+        budget::add(&mut self.session_usage, &call);
+        self.meter.add_usage(&call);
+        let session = self.session_usage;
+        let session_cost_usd = self.model_info.prices.map(|prices| prices.cost(&session));
+        let context_used = self.model_info.context_used(&call);
+        self.events
+            .emit(Event::Usage {
+                call,
+                session,
+                session_cost_usd,
+                context_used,
+            })
+            .await;
     }
 }
 
-/// A failure message for the user: what failed, and what to check.
-fn describe_failure(error: &ProviderError) -> String {
-    let hint = match error {
-        ProviderError::Connect { .. } => " Is the server running and the base URL right?",
-        ProviderError::Http {
-            status: 401 | 403, ..
-        } => " Check the API key.",
-        ProviderError::Http { status: 404, .. } => " Check the model name and the base URL.",
-        _ => "",
-    };
-    format!("model call failed: {error}.{hint}")
+/// The `path` argument of a file tool's call.
+fn path_argument(arguments: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(arguments).ok()?;
+    value.get("path")?.as_str().map(str::to_string)
+}
+
+/// The end of the model's last text, enough to say where it was.
+fn tail_of_text(text: &str) -> String {
+    const MAX_CHARS: usize = 600;
+    let text = text.trim();
+    let count = text.chars().count();
+    match text.char_indices().nth(count.saturating_sub(MAX_CHARS)) {
+        Some((start, _)) if start > 0 => format!("…{}", &text[start..]),
+        _ => text.to_string(),
+    }
+}
+
+/// Whether the output limit may have cut `call`: its arguments are not JSON. Empty
+/// arguments mean "no arguments" to some servers, and are not cut.
+fn may_be_cut(call: &ToolCall) -> bool {
+    let text = call.arguments.trim();
+    !text.is_empty() && serde_json::from_str::<serde::de::IgnoredAny>(text).is_err()
 }

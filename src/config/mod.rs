@@ -8,16 +8,23 @@
 //! Invariant: resolution is a pure function of (file, environment, flags), so it is
 //! tested without touching the process environment.
 
+mod budget;
+mod models;
+
+use std::num::NonZeroU64;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 
-use std::time::Duration;
+pub use budget::{Budget, BudgetSection, DEFAULT_MAX_STEPS};
+pub use models::{ModelEntry, ModelInfo, ModelTable, Prices};
 
 use crate::lint::LintConfig;
 use crate::policy::{ApprovalMode, PolicyConfig};
-use crate::provider::{Endpoint, Wire};
+use crate::provider::{DEFAULT_IDLE_TIMEOUT, Endpoint, RetryPolicy, Wire};
 use crate::shell::ShellConfig;
+use crate::shell::sandbox::SandboxConfig;
 
 /// Output tokens per model call unless configured.
 pub const DEFAULT_MAX_TOKENS: u32 = 16_384;
@@ -46,6 +53,46 @@ pub struct FileConfig {
     /// `[policy]`: protected paths and the command classes `auto` mode may run.
     #[serde(default)]
     pub policy: PolicyConfig,
+    /// `[sandbox]`: how the shell is confined.
+    #[serde(default)]
+    pub sandbox: SandboxSection,
+    /// `[budget]`: limits on each task.
+    #[serde(default)]
+    pub budget: BudgetSection,
+    /// `[models."name-prefix"]`: context windows and prices, over the built-in table.
+    #[serde(default)]
+    pub models: ModelTable,
+    /// `[network]`: retries and the idle watchdog of model calls.
+    #[serde(default)]
+    pub network: NetworkSection,
+}
+
+/// The `[network]` table; unset fields keep the defaults of [`RetryPolicy`] and
+/// [`DEFAULT_IDLE_TIMEOUT`].
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkSection {
+    /// Retries of a model call that failed for a passing reason (rate limit, overload,
+    /// network); 0 turns retrying off.
+    pub max_retries: Option<u32>,
+    /// Seconds without a byte from the provider before the call is abandoned (and
+    /// retried).
+    pub idle_timeout_secs: Option<NonZeroU64>,
+}
+
+impl NetworkSection {
+    fn retry_policy(&self) -> RetryPolicy {
+        let default = RetryPolicy::default();
+        RetryPolicy {
+            max_retries: self.max_retries.unwrap_or(default.max_retries),
+            ..default
+        }
+    }
+
+    fn idle_timeout(&self) -> Duration {
+        self.idle_timeout_secs
+            .map_or(DEFAULT_IDLE_TIMEOUT, |secs| Duration::from_secs(secs.get()))
+    }
 }
 
 /// The `[shell]` table; unset fields keep [`ShellConfig`]'s defaults.
@@ -59,6 +106,9 @@ pub struct ShellSection {
     /// Seconds of silence after which a command blocked reading the terminal is stopped
     /// as "waiting for input"; 0 turns the check off.
     pub input_wait_secs: Option<u64>,
+    /// Variables the shell inherits although they look like credentials.
+    #[serde(default)]
+    pub keep_env: Vec<String>,
 }
 
 impl ShellSection {
@@ -72,7 +122,60 @@ impl ShellSection {
         if let Some(secs) = self.input_wait_secs {
             config.input_wait = (secs > 0).then(|| Duration::from_secs(secs));
         }
+        config.secrets.keep.clone_from(&self.keep_env);
         config
+    }
+}
+
+/// The `[sandbox]` table: on, without network, by default.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxSection {
+    /// Confine the shell at all (default true).
+    pub enabled: Option<bool>,
+    /// Let commands use the network (default false).
+    pub network: Option<bool>,
+    /// More writable paths: absolute, or `~/...` in the home directory.
+    #[serde(default)]
+    pub writable: Vec<String>,
+}
+
+impl SandboxSection {
+    fn resolve(
+        &self,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Option<SandboxConfig>, ConfigError> {
+        if !self.enabled.unwrap_or(true) {
+            return Ok(None);
+        }
+        let writable = self
+            .writable
+            .iter()
+            .map(|path| writable_path(path, env))
+            .collect::<Result<_, _>>()?;
+        Ok(Some(SandboxConfig {
+            launcher: None,
+            network: self.network.unwrap_or(false),
+            writable,
+        }))
+    }
+}
+
+fn writable_path(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, ConfigError> {
+    let bad = |message: &str| ConfigError::BadSetting {
+        setting: "[sandbox] writable",
+        message: format!("`{text}` {message}"),
+    };
+    let path = match text.strip_prefix("~/") {
+        Some(rest) => {
+            PathBuf::from(env("HOME").ok_or_else(|| bad("needs HOME to be set"))?).join(rest)
+        }
+        None => PathBuf::from(text),
+    };
+    if path.is_absolute() {
+        Ok(path)
+    } else {
+        Err(bad("is not an absolute path (or one starting with ~/)"))
     }
 }
 
@@ -83,17 +186,26 @@ pub struct Flags {
     pub model: Option<String>,
     pub base_url: Option<String>,
     pub approval: Option<ApprovalMode>,
+    pub budget: BudgetSection,
 }
 
 /// Fully resolved settings for one run.
 #[derive(Clone, Debug)]
 pub struct Settings {
     pub endpoint: Endpoint,
+    /// The environment variable the API key is read from (named in auth errors).
+    pub api_key_env: String,
     pub approval: ApprovalMode,
     pub max_tokens: u32,
+    pub retry: RetryPolicy,
+    /// No byte from the provider for this long abandons a model call.
+    pub idle_timeout: Duration,
     pub shell: ShellConfig,
     pub lint: LintConfig,
     pub policy: PolicyConfig,
+    pub budget: Budget,
+    /// The context window and prices of `endpoint.model`, where known.
+    pub model_info: ModelInfo,
 }
 
 /// Where duet reads and writes its own files.
@@ -120,6 +232,11 @@ impl Paths {
 
     pub fn log_file(&self) -> PathBuf {
         self.state_dir.join("logs").join("duet.log")
+    }
+
+    /// Where session transcripts are recorded, one `<id>.jsonl` file each.
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.state_dir.join("sessions")
     }
 
     /// Where clipped tool outputs of one session are saved in full.
@@ -151,8 +268,19 @@ pub enum ConfigError {
         line: usize,
         message: String,
     },
+    #[error(
+        "a cost budget is set but the price of `{model}` is unknown, so it cannot be \
+         enforced: add its prices to the config file, e.g.\n\n  [models.\"{model}\"]\n  \
+         input = 3.0    # US dollars per million tokens\n  output = 15.0"
+    )]
+    UnpricedModel { model: String },
     #[error("environment variable {name}: {message}")]
     BadEnv { name: String, message: String },
+    #[error("{setting}: {message}")]
+    BadSetting {
+        setting: &'static str,
+        message: String,
+    },
     #[error("could not read {path}: {source}")]
     Read {
         path: PathBuf,
@@ -230,7 +358,7 @@ pub fn resolve(
     if api_key.is_none() && custom_base.is_none() {
         return Err(ConfigError::MissingKey {
             provider: wire,
-            env_var: key_env,
+            env_var: key_env.clone(),
             base_env: vars.base_env,
         });
     }
@@ -249,6 +377,14 @@ pub fn resolve(
         }
         (None, _) => vars.default_model.to_string(),
     };
+    let model_info = models::lookup(&model, &file.models);
+    let budget = file.budget.overlaid(&flags.budget).resolve();
+    if budget.max_cost_usd.is_some() && model_info.prices.is_none() {
+        return Err(ConfigError::UnpricedModel { model });
+    }
+    let mut shell = resolve_shell(file, &env)?;
+    // The key duet itself uses never reaches the shell, whatever it is called.
+    shell.secrets.extra.push(key_env.clone());
     Ok(Settings {
         endpoint: Endpoint {
             wire,
@@ -256,16 +392,31 @@ pub fn resolve(
             api_key,
             model,
         },
+        api_key_env: key_env,
         approval: flags
             .approval
             .or(parse_env(&env, "DUET_APPROVAL")?)
             .or(file.approval)
             .unwrap_or_default(),
         max_tokens: file.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
-        shell: file.shell.apply(ShellConfig::default()),
+        retry: file.network.retry_policy(),
+        idle_timeout: file.network.idle_timeout(),
+        shell,
         lint: file.lint.clone(),
         policy: file.policy.clone(),
+        budget,
+        model_info,
     })
+}
+
+/// The shell's settings alone (`[shell]` and `[sandbox]`), which need no model.
+pub fn resolve_shell(
+    file: &FileConfig,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<ShellConfig, ConfigError> {
+    let mut shell = file.shell.apply(ShellConfig::default());
+    shell.sandbox = file.sandbox.resolve(env)?;
+    Ok(shell)
 }
 
 struct WireVars {
@@ -454,6 +605,7 @@ mod tests {
             model: Some("from-flag".into()),
             base_url: Some("http://127.0.0.1:9".into()),
             approval: Some(ApprovalMode::Auto),
+            budget: BudgetSection::default(),
         };
         let settings = resolve_with(&file, &vars, &flags).unwrap();
         assert_eq!(settings.endpoint.wire, Wire::Anthropic);
@@ -472,6 +624,7 @@ mod tests {
         };
         let settings = resolve_with(&file, &[("WORK_CLAUDE_KEY", "w")], &Flags::default()).unwrap();
         assert_eq!(settings.endpoint.api_key.as_deref(), Some("w"));
+        assert_eq!(settings.api_key_env, "WORK_CLAUDE_KEY");
     }
 
     #[test]
@@ -526,8 +679,80 @@ max_tokens = 4096
                 shell: ShellSection::default(),
                 lint: LintConfig::default(),
                 policy: PolicyConfig::default(),
+                sandbox: SandboxSection::default(),
+                budget: BudgetSection::default(),
+                models: ModelTable::default(),
+                network: NetworkSection::default(),
             }
         );
+    }
+
+    #[test]
+    fn budget_and_models_tables_reach_the_settings() {
+        let text = r#"
+model = "my-local"
+[budget]
+max_steps = 12
+max_cost_usd = 0.5
+[models."my-local"]
+context_window = 32768
+input = 0.1
+output = 0.2
+"#;
+        let file = parse_file(Path::new("c.toml"), text).unwrap();
+        let vars = [("ANTHROPIC_API_KEY", "k")];
+        let settings = resolve_with(&file, &vars, &Flags::default()).unwrap();
+        assert_eq!(settings.budget.max_steps, 12);
+        assert_eq!(settings.budget.max_cost_usd, Some(0.5));
+        assert_eq!(settings.model_info.context_window, Some(32_768));
+        assert_eq!(settings.model_info.prices.map(|p| p.output), Some(0.2));
+    }
+
+    #[test]
+    fn a_cost_budget_for_an_unpriced_model_is_refused() {
+        let file = parse_file(Path::new("c.toml"), "model = \"mystery\"\n").unwrap();
+        let flags = Flags {
+            budget: BudgetSection {
+                max_cost_usd: Some(1.0),
+                ..BudgetSection::default()
+            },
+            ..Flags::default()
+        };
+        let vars = [("ANTHROPIC_API_KEY", "k")];
+        let error = resolve_with(&file, &vars, &flags).unwrap_err().to_string();
+        assert!(error.contains("price of `mystery` is unknown"), "{error}");
+        assert!(error.contains("[models.\"mystery\"]"), "{error}");
+    }
+
+    #[test]
+    fn the_network_table_sets_retries_and_the_idle_watchdog() {
+        let with_key = |name: &str| (name == "ANTHROPIC_API_KEY").then(|| "k".to_string());
+        let defaults = resolve(
+            &FileConfig::default(),
+            &with_key,
+            &Flags::default(),
+            &paths(),
+        )
+        .unwrap();
+        assert_eq!(defaults.retry, RetryPolicy::default());
+        assert_eq!(defaults.idle_timeout, DEFAULT_IDLE_TIMEOUT);
+        assert_eq!(defaults.api_key_env, "ANTHROPIC_API_KEY");
+
+        let text = "[network]\nmax_retries = 0\nidle_timeout_secs = 20\n";
+        let file = parse_file(Path::new("c.toml"), text).unwrap();
+        let settings = resolve(&file, &with_key, &Flags::default(), &paths()).unwrap();
+        assert_eq!(settings.retry.max_retries, 0);
+        assert_eq!(
+            settings.retry.initial_delay,
+            RetryPolicy::default().initial_delay
+        );
+        assert_eq!(settings.idle_timeout, Duration::from_secs(20));
+
+        let error = parse_file(Path::new("/c.toml"), "[network]\nidle_timeout_secs = 0\n")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(error.starts_with("/c.toml:2:"), "{error}");
     }
 
     #[test]
@@ -538,13 +763,8 @@ protected = ["secrets/**", "!Cargo.lock"]
 auto_allow = ["network"]
 "#;
         let file = parse_file(Path::new("c.toml"), text).unwrap();
-        let settings = resolve(
-            &file,
-            &|name| (name == "ANTHROPIC_API_KEY").then(|| "k".to_string()),
-            &Flags::default(),
-            &paths(),
-        )
-        .unwrap();
+        let vars = [("ANTHROPIC_API_KEY", "k")];
+        let settings = resolve_with(&file, &vars, &Flags::default()).unwrap();
         assert_eq!(settings.policy.auto_allow, [CommandClass::Network]);
         assert!(
             settings
@@ -605,6 +825,70 @@ turn_checks = ["cargo check --quiet"]
             settings.lint.linters.get("*.py").map(String::as_str),
             Some("ruff check --quiet {path}")
         );
+    }
+
+    #[test]
+    fn the_sandbox_is_on_without_network_by_default() {
+        let settings = resolve_with(
+            &FileConfig::default(),
+            &[("ANTHROPIC_API_KEY", "k")],
+            &Flags::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            settings.shell.sandbox,
+            Some(SandboxConfig {
+                launcher: None,
+                network: false,
+                writable: Vec::new(),
+            })
+        );
+        assert_eq!(settings.api_key_env, "ANTHROPIC_API_KEY");
+        assert_eq!(settings.shell.secrets.extra, ["ANTHROPIC_API_KEY"]);
+    }
+
+    #[test]
+    fn sandbox_and_secret_settings_reach_the_shell() {
+        let text = r#"
+api_key_env = "WORK_CLAUDE_KEY"
+provider = "anthropic"
+
+[shell]
+keep_env = ["AWS_PROFILE"]
+
+[sandbox]
+network = true
+writable = ["~/.cache", "/opt/cache"]
+"#;
+        let file = parse_file(Path::new("c.toml"), text).unwrap();
+        let vars = [("WORK_CLAUDE_KEY", "w"), ("HOME", "/home/u")];
+        let settings = resolve_with(&file, &vars, &Flags::default()).unwrap();
+        assert_eq!(settings.shell.secrets.keep, ["AWS_PROFILE"]);
+        assert!(settings.shell.secrets.hides("WORK_CLAUDE_KEY"));
+        assert!(!settings.shell.secrets.hides("AWS_PROFILE"));
+        assert_eq!(
+            settings.shell.sandbox,
+            Some(SandboxConfig {
+                launcher: None,
+                network: true,
+                writable: vec!["/home/u/.cache".into(), "/opt/cache".into()],
+            })
+        );
+
+        let off = parse_file(Path::new("c.toml"), "[sandbox]\nenabled = false\n").unwrap();
+        let settings = resolve_with(&off, &[("ANTHROPIC_API_KEY", "k")], &Flags::default());
+        assert_eq!(settings.unwrap().shell.sandbox, None);
+    }
+
+    #[test]
+    fn a_relative_writable_path_is_refused_by_name() {
+        let file = parse_file(Path::new("c.toml"), "[sandbox]\nwritable = [\"cache\"]\n").unwrap();
+        let error = resolve_with(&file, &[("ANTHROPIC_API_KEY", "k")], &Flags::default())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(error.contains("[sandbox] writable"), "{error}");
+        assert!(error.contains("`cache`"), "{error}");
     }
 
     #[test]

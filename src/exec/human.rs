@@ -1,7 +1,7 @@
 use std::io::Write;
 
 use super::Printer;
-use crate::agent::protocol::ApprovalView;
+use crate::agent::protocol::{ApprovalView, retry_line};
 use crate::agent::{Event, TurnOutcome};
 use crate::policy::Decision;
 use crate::provider::Usage;
@@ -17,6 +17,7 @@ enum Style {
     Green,
     Red,
     Cyan,
+    Yellow,
 }
 
 impl Style {
@@ -26,6 +27,7 @@ impl Style {
             Style::Green => "\x1b[32m",
             Style::Red => "\x1b[31m",
             Style::Cyan => "\x1b[36m",
+            Style::Yellow => "\x1b[33m",
         }
     }
 }
@@ -133,7 +135,7 @@ impl HumanPrinter {
         };
         let line = self.paint(Style::Cyan, &format!("  ? approve {what}? ({why})"));
         self.line(out, &line)?;
-        let protections = request.protections().iter().map(ToString::to_string);
+        let protections = request.protected_paths().iter().map(ToString::to_string);
         for detail in details.into_iter().chain(protections) {
             let detail = self.paint(Style::Dim, &format!("    · {detail}"));
             self.line(out, &detail)?;
@@ -150,6 +152,7 @@ impl Printer for HumanPrinter {
                 workspace,
                 instructions,
                 mode,
+                sandbox,
             } => {
                 let header = self.paint(
                     Style::Dim,
@@ -162,6 +165,12 @@ impl Printer for HumanPrinter {
                         &format!("instructions: {}", instructions.join(", ")),
                     );
                     self.line(out, &list)?;
+                }
+                let summary = self.paint(Style::Dim, &format!("sandbox: {}", sandbox.summary()));
+                self.line(out, &summary)?;
+                for gap in sandbox.gaps() {
+                    let gap = self.paint(Style::Red, &format!("  {gap}"));
+                    self.line(out, &gap)?;
                 }
             }
             Event::UserMessageDelivered { text } => {
@@ -242,6 +251,20 @@ impl Printer for HumanPrinter {
                 let line = self.paint(Style::Dim, &format!("mode: {mode}"));
                 self.line(out, &line)?;
             }
+            Event::Retrying {
+                attempt,
+                max_attempts,
+                delay_ms,
+                reason,
+                discarded,
+            } => {
+                let mut text = retry_line(*attempt, *max_attempts, *delay_ms, reason);
+                if *discarded {
+                    text.push_str(" (the partial reply above is discarded)");
+                }
+                let line = self.paint(Style::Yellow, &format!("↻ {text}"));
+                self.line(out, &line)?;
+            }
             Event::Usage { session, .. } => self.usage = *session,
             Event::TurnEnd { outcome } => {
                 let text = match outcome {
@@ -256,8 +279,31 @@ impl Printer for HumanPrinter {
                     TurnOutcome::Failed { message } => {
                         self.paint(Style::Red, &format!("error: {message}"))
                     }
+                    TurnOutcome::BudgetExhausted { report } => {
+                        self.paint(Style::Red, &format!("— {}", report.render()))
+                    }
+                    TurnOutcome::LoopDetected { message } => {
+                        self.paint(Style::Red, &format!("— {message}"))
+                    }
                 };
                 self.line(out, &text)?;
+            }
+            Event::ConversationRestored {
+                session_id,
+                messages,
+                ..
+            } => {
+                let text = format!(
+                    "resumed session {session_id} ({} earlier messages)",
+                    messages.len()
+                );
+                let line = self.paint(Style::Dim, &text);
+                self.line(out, &line)?;
+            }
+            Event::TranscriptUnsaved { reason, .. } => {
+                let text = format!("warning: the session is no longer saved: {reason}");
+                let line = self.paint(Style::Red, &text);
+                self.line(out, &line)?;
             }
             Event::StepStarted { .. }
             | Event::ToolCallBegin { .. }
@@ -394,6 +440,56 @@ mod tests {
             "  ? approve destructive command `echo ok > Cargo.lock`? (auto mode asks before a \
              destructive command)\n    · destructive: `> Cargo.lock` overwrites Cargo.lock, a \
              protected file\n    · Cargo.lock is protected (lockfile)\n"
+        );
+    }
+
+    #[test]
+    fn a_resumed_session_and_an_unsaved_transcript_are_announced() {
+        let text = render(&[
+            Event::ConversationRestored {
+                session_id: "100-1".into(),
+                messages: vec![crate::provider::Message::user_text("task")],
+                summaries: Default::default(),
+            },
+            Event::TranscriptUnsaved {
+                path: "/s/100-1.jsonl".into(),
+                reason: "cannot write /s/100-1.jsonl: No space left on device".into(),
+            },
+        ]);
+        assert_eq!(
+            text,
+            "resumed session 100-1 (1 earlier messages)\n\
+             warning: the session is no longer saved: cannot write /s/100-1.jsonl: No space \
+             left on device\n"
+        );
+    }
+
+    #[test]
+    fn a_retry_ends_the_partial_line_and_says_it_is_discarded() {
+        let text = render(&[
+            Event::TextDelta {
+                text: "Half an ans".into(),
+            },
+            Event::Retrying {
+                attempt: 1,
+                max_attempts: 5,
+                delay_ms: 2000,
+                reason: "network error while streaming: reset".into(),
+                discarded: true,
+            },
+            Event::Retrying {
+                attempt: 2,
+                max_attempts: 5,
+                delay_ms: 500,
+                reason: "HTTP 529".into(),
+                discarded: false,
+            },
+        ]);
+        assert_eq!(
+            text,
+            "Half an ans\n↻ retrying in 2s (attempt 1/5): network error while streaming: \
+             reset (the partial reply above is discarded)\n↻ retrying in 500ms (attempt 2/5): \
+             HTTP 529\n"
         );
     }
 

@@ -5,7 +5,8 @@
 //! Does not own: anything the agent does; it only consumes [`Event`]s.
 //!
 //! Exit status: 0 the model finished; 1 the turn failed (model call or setup); 2 bad
-//! usage or configuration (decided by `main`); 130 interrupted.
+//! usage or configuration (decided by `main`); 3 stopped by a budget limit or a detected
+//! loop; 130 interrupted.
 
 mod human;
 mod jsonl;
@@ -34,6 +35,8 @@ pub enum Format {
 pub enum Outcome {
     Finished,
     Failed,
+    /// A budget limit or the loop detector stopped the task before it finished.
+    Stopped,
     Interrupted,
 }
 
@@ -42,6 +45,7 @@ impl Outcome {
         match self {
             Outcome::Finished => ExitCode::SUCCESS,
             Outcome::Failed => ExitCode::from(1),
+            Outcome::Stopped => ExitCode::from(3),
             Outcome::Interrupted => ExitCode::from(130),
         }
     }
@@ -65,7 +69,7 @@ pub enum Approvals {
 impl Approvals {
     /// The answer to one approval request; `why` is the rule that asks.
     fn decide(&self, why: &str, request: &ApprovalView) -> Decision {
-        let reason = match (self, request.protections()) {
+        let reason = match (self, request.protected_paths()) {
             (Approvals::ApproveAll { .. }, []) => return Decision::Approve,
             (Approvals::ApproveAll { config_file }, protections) => {
                 protected_refusal(protections, config_file)
@@ -133,6 +137,9 @@ pub async fn run(
                         TurnOutcome::Finished { .. } => Outcome::Finished,
                         TurnOutcome::Interrupted => Outcome::Interrupted,
                         TurnOutcome::Failed { .. } => Outcome::Failed,
+                        TurnOutcome::BudgetExhausted { .. } | TurnOutcome::LoopDetected { .. } => {
+                            Outcome::Stopped
+                        }
                     });
                 }
             }

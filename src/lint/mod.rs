@@ -240,6 +240,8 @@ pub struct Linter {
     config_problems_told: AtomicBool,
     /// Commands whose program was not found; told once, then skipped.
     missing: Mutex<HashSet<String>>,
+    /// How long one syntax check may parse before it is given up.
+    parse_budget: Duration,
 }
 
 impl Linter {
@@ -265,7 +267,16 @@ impl Linter {
             config_problems,
             config_problems_told: AtomicBool::new(false),
             missing: Mutex::new(HashSet::new()),
+            parse_budget: syntax::PARSE_BUDGET,
         }
+    }
+
+    /// The same linter with another parse budget: tests on busy machines use a large
+    /// one so that only correctness is checked.
+    #[cfg(test)]
+    pub(crate) fn with_parse_budget(mut self, budget: Duration) -> Self {
+        self.parse_budget = budget;
+        self
     }
 
     /// The text appended to a write or edit result for the file at `abs` (shown as
@@ -281,7 +292,7 @@ impl Linter {
         let mut report = Report::new("lint");
         self.tell_config_problems(&mut report);
         if self.config.syntax {
-            check_syntax(abs, display, before, after, &mut report).await;
+            check_syntax(abs, display, before, after, self.parse_budget, &mut report).await;
         }
         let relative = abs.strip_prefix(&self.root).unwrap_or(abs);
         let quoted = shell_quote(&relative.to_string_lossy());
@@ -387,6 +398,7 @@ async fn check_syntax(
     display: &str,
     before: Option<&str>,
     after: &str,
+    parse_budget: Duration,
     report: &mut Report,
 ) {
     let Some(language) = Language::detect(abs, after) else {
@@ -402,7 +414,7 @@ async fn check_syntax(
     }
     let (before, after) = (before.map(str::to_string), after.to_string());
     let checked = tokio::task::spawn_blocking(move || {
-        syntax::check(language, before.as_deref(), &after, syntax::PARSE_BUDGET)
+        syntax::check(language, before.as_deref(), &after, parse_budget)
     })
     .await;
     match checked {

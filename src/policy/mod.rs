@@ -169,7 +169,7 @@ pub enum Assessment {
 
 impl Assessment {
     /// The protected paths the action would change.
-    pub fn protections(&self) -> &[Protection] {
+    pub fn protected_paths(&self) -> &[Protection] {
         match self {
             Assessment::Write { protection, .. } => protection.as_slice(),
             Assessment::Command(classification) => &classification.protected,

@@ -24,13 +24,16 @@ const API_VERSION: &str = "2023-06-01";
 
 /// A client for the Anthropic Messages API.
 pub struct AnthropicClient {
-    http: reqwest::Client,
+    transport: http::Transport,
     endpoint: Endpoint,
 }
 
 impl AnthropicClient {
-    pub fn new(http: reqwest::Client, endpoint: Endpoint) -> Self {
-        Self { http, endpoint }
+    pub fn new(transport: http::Transport, endpoint: Endpoint) -> Self {
+        Self {
+            transport,
+            endpoint,
+        }
     }
 
     fn url(&self) -> String {
@@ -63,14 +66,14 @@ impl ModelClient for AnthropicClient {
     }
 
     async fn stream(&self, request: &ModelRequest) -> Result<EventStream, ProviderError> {
-        http::stream_events(
-            &self.http,
-            &self.url(),
-            self.headers()?,
-            &request_body(&self.endpoint.model, request),
-            AnthropicDecoder::default(),
-        )
-        .await
+        self.transport
+            .stream_events(
+                &self.url(),
+                self.headers()?,
+                &request_body(&self.endpoint.model, request),
+                AnthropicDecoder::default(),
+            )
+            .await
     }
 }
 
@@ -964,6 +967,42 @@ mod tests {
     }
 
     #[test]
+    fn a_tool_use_cut_by_max_tokens_ends_with_its_partial_arguments() {
+        // The agent must not run it: the arguments are not JSON.
+        let stream = [
+            START,
+            "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"write\",\"input\":{}}}\n\n",
+            "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"path\\\": \\\"a\"}}\n\n",
+            "data: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+            "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"max_tokens\"},\"usage\":{\"output_tokens\":9}}\n\n",
+            "data: {\"type\":\"message_stop\"}\n\n",
+        ]
+        .concat();
+        let outcome = decode(&stream);
+        assert_eq!(outcome.error, None);
+        assert_eq!(
+            outcome.events[2..],
+            [
+                StreamEvent::ToolCallEnd {
+                    call: ToolCall {
+                        id: "toolu_1".into(),
+                        name: "write".into(),
+                        arguments: "{\"path\": \"a".into(),
+                    }
+                },
+                StreamEvent::Finished {
+                    stop_reason: StopReason::MaxTokens,
+                    usage: Usage {
+                        input_tokens: 5,
+                        output_tokens: 9,
+                        ..Usage::default()
+                    }
+                }
+            ]
+        );
+    }
+
+    #[test]
     fn a_mid_stream_error_event_is_an_api_error() {
         let error = "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
         assert_eq!(
@@ -1152,7 +1191,7 @@ mod tests {
     async fn streams_from_a_server_with_the_documented_request() {
         let addr = serve(Router::new().route("/v1/messages", post(recorded_stream))).await;
         let client = AnthropicClient::new(
-            http::client().unwrap(),
+            http::Transport::new(http::DEFAULT_IDLE_TIMEOUT).unwrap(),
             endpoint(format!("http://{addr}/"), Some("sk-ant-test")),
         );
         assert_eq!(client.model(), "claude-test");
@@ -1178,7 +1217,7 @@ mod tests {
         );
         let addr = serve(router).await;
         let client = AnthropicClient::new(
-            http::client().unwrap(),
+            http::Transport::new(http::DEFAULT_IDLE_TIMEOUT).unwrap(),
             endpoint(format!("http://{addr}"), None),
         );
         let err = client

@@ -1,7 +1,7 @@
 use std::time::Duration;
 
-/// Why a model call failed. Retry policy (a later layer) is a `match` on these variants,
-/// never string parsing.
+/// Why a model call failed. Whether to retry is a `match` on these variants, never
+/// string parsing (see [`ProviderError::is_transient`] in `retry.rs`).
 #[derive(Debug, thiserror::Error)]
 pub enum ProviderError {
     /// The request never got an HTTP response (DNS, refused connection, TLS, timeout).

@@ -1,11 +1,11 @@
 //! The HTTP layer shared by the wire clients: the configured `reqwest` client, the
 //! streaming POST, and the mapping of transport failures to [`ProviderError`]s.
 //!
-//! Owns: TLS setup, timeouts, the user agent, turning non-2xx answers into
-//! [`ProviderError::Http`] (with the provider's own message), and classifying body
-//! read errors.
+//! Owns: TLS setup, timeouts (including the idle watchdog), the user agent, turning
+//! non-2xx answers into [`ProviderError::Http`] (with the provider's own message), and
+//! classifying body read errors.
 //! Does not own: request bodies, headers specific to a wire, or decoding the stream.
-//! Invariant: a response handed back by [`post_streaming`] has a 2xx status.
+//! Invariant: a response handed back by [`Transport::post_streaming`] has a 2xx status.
 
 use std::time::Duration;
 
@@ -19,9 +19,10 @@ use super::{EventStream, ProviderError};
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// How long a response may go without sending a byte. Models can think silently for a
-/// while, but providers send pings, so this long a silence means a dead connection.
-pub const READ_TIMEOUT: Duration = Duration::from_secs(90);
+/// How long a response may go without sending a byte unless configured. Models can
+/// think silently for a while, but providers send pings, so this long a silence means a
+/// dead connection.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 
 const USER_AGENT: &str = concat!("duet/", env!("CARGO_PKG_VERSION"));
 
@@ -29,21 +30,104 @@ const USER_AGENT: &str = concat!("duet/", env!("CARGO_PKG_VERSION"));
 const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
 const MAX_ERROR_MESSAGE_CHARS: usize = 500;
 
-/// The HTTP client every model client shares.
-pub fn client() -> Result<reqwest::Client, ProviderError> {
-    build_client(READ_TIMEOUT)
+/// The HTTP client every model client shares, and the idle watchdog it enforces: a
+/// response (headers or body) silent for `idle_timeout` fails with
+/// [`ProviderError::Idle`].
+#[derive(Clone, Debug)]
+pub struct Transport {
+    http: reqwest::Client,
+    idle_timeout: Duration,
 }
 
-fn build_client(read_timeout: Duration) -> Result<reqwest::Client, ProviderError> {
-    install_crypto_provider();
-    reqwest::Client::builder()
-        .user_agent(USER_AGENT)
-        .connect_timeout(CONNECT_TIMEOUT)
-        .read_timeout(read_timeout)
-        .build()
-        .map_err(|err| {
-            ProviderError::Setup(format!("cannot build the HTTP client: {}", describe(err)))
+impl Transport {
+    pub fn new(idle_timeout: Duration) -> Result<Self, ProviderError> {
+        install_crypto_provider();
+        let http = reqwest::Client::builder()
+            .user_agent(USER_AGENT)
+            .connect_timeout(CONNECT_TIMEOUT)
+            // Applies to every read, so it fires after `idle_timeout` without a byte,
+            // however long the whole response takes.
+            .read_timeout(idle_timeout)
+            .build()
+            .map_err(|err| {
+                ProviderError::Setup(format!("cannot build the HTTP client: {}", describe(err)))
+            })?;
+        Ok(Self { http, idle_timeout })
+    }
+
+    /// POSTs `body` as JSON to `url` and decodes the streamed answer with `decoder`.
+    pub async fn stream_events<D: WireDecoder>(
+        &self,
+        url: &str,
+        headers: HeaderMap,
+        body: &impl Serialize,
+        decoder: D,
+    ) -> Result<EventStream, ProviderError> {
+        let body = serde_json::to_vec(body)
+            .map_err(|err| ProviderError::Setup(format!("cannot encode the request: {err}")))?;
+        let response = self.post_streaming(url, headers, body).await?;
+        Ok(decode_body(self.body_stream(response), decoder))
+    }
+
+    /// POSTs `body` (JSON) to `url` and returns the response once its status is known
+    /// to be a success. `headers` come on top of the JSON and SSE content headers.
+    pub async fn post_streaming(
+        &self,
+        url: &str,
+        mut headers: HeaderMap,
+        body: Vec<u8>,
+    ) -> Result<reqwest::Response, ProviderError> {
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        headers.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("text/event-stream"),
+        );
+        let response = self
+            .http
+            .post(url)
+            .headers(headers)
+            .body(body)
+            .send()
+            .await
+            .map_err(|err| {
+                // A connect timeout is a connection failure; any other timeout is the
+                // server going silent before its headers.
+                if err.is_timeout() && !err.is_connect() {
+                    ProviderError::Idle(self.idle_timeout)
+                } else {
+                    ProviderError::Connect {
+                        url: url.to_owned(),
+                        detail: describe(err),
+                    }
+                }
+            })?;
+        if response.status().is_success() {
+            return Ok(response);
+        }
+        Err(http_error(url, response).await)
+    }
+
+    /// The response body as a stream whose errors are already [`ProviderError`]s:
+    /// [`ProviderError::Idle`] after `idle_timeout` of silence, otherwise
+    /// [`ProviderError::Network`].
+    pub fn body_stream(
+        &self,
+        response: reqwest::Response,
+    ) -> impl Stream<Item = Result<Bytes, ProviderError>> + Send + 'static {
+        let idle_timeout = self.idle_timeout;
+        response.bytes_stream().map(move |chunk| {
+            chunk.map_err(|err| {
+                if err.is_timeout() {
+                    ProviderError::Idle(idle_timeout)
+                } else {
+                    ProviderError::Network(describe(err))
+                }
+            })
         })
+    }
 }
 
 /// reqwest is built without a rustls crypto provider, so the process needs a default.
@@ -51,76 +135,6 @@ fn install_crypto_provider() {
     // An error only says a provider is already installed (by an earlier call or by
     // the embedding program), which is what we need.
     let _ = rustls::crypto::ring::default_provider().install_default();
-}
-
-/// POSTs `body` as JSON to `url` and decodes the streamed answer with `decoder`.
-pub async fn stream_events<D: WireDecoder>(
-    http: &reqwest::Client,
-    url: &str,
-    headers: HeaderMap,
-    body: &impl Serialize,
-    decoder: D,
-) -> Result<EventStream, ProviderError> {
-    let body = serde_json::to_vec(body)
-        .map_err(|err| ProviderError::Setup(format!("cannot encode the request: {err}")))?;
-    let response = post_streaming(http, url, headers, body).await?;
-    Ok(decode_body(body_stream(response), decoder))
-}
-
-/// POSTs `body` (JSON) to `url` and returns the response once its status is known to
-/// be a success. `headers` come on top of the JSON and SSE content headers.
-pub async fn post_streaming(
-    http: &reqwest::Client,
-    url: &str,
-    mut headers: HeaderMap,
-    body: Vec<u8>,
-) -> Result<reqwest::Response, ProviderError> {
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    headers.insert(
-        header::ACCEPT,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    let response = http
-        .post(url)
-        .headers(headers)
-        .body(body)
-        .send()
-        .await
-        .map_err(|err| ProviderError::Connect {
-            url: url.to_owned(),
-            detail: describe(err),
-        })?;
-    if response.status().is_success() {
-        return Ok(response);
-    }
-    Err(http_error(url, response).await)
-}
-
-/// The response body as a stream whose errors are already [`ProviderError`]s:
-/// [`ProviderError::Idle`] after [`READ_TIMEOUT`] of silence, otherwise
-/// [`ProviderError::Network`].
-pub fn body_stream(
-    response: reqwest::Response,
-) -> impl Stream<Item = Result<Bytes, ProviderError>> + Send + 'static {
-    body_stream_with_timeout(response, READ_TIMEOUT)
-}
-
-fn body_stream_with_timeout(
-    response: reqwest::Response,
-    read_timeout: Duration,
-) -> impl Stream<Item = Result<Bytes, ProviderError>> + Send + 'static {
-    response.bytes_stream().map(move |chunk| {
-        chunk.map_err(|err| {
-            if err.is_timeout() {
-                ProviderError::Idle(read_timeout)
-            } else {
-                ProviderError::Network(describe(err))
-            }
-        })
-    })
 }
 
 /// A header value carrying a secret (kept out of debug output).
@@ -277,6 +291,10 @@ mod tests {
     use super::testing::serve;
     use super::*;
 
+    fn transport() -> Transport {
+        Transport::new(DEFAULT_IDLE_TIMEOUT).unwrap()
+    }
+
     /// The body's items up to and including its first error (reqwest keeps returning
     /// errors after a timeout, so reading on would never end).
     async fn read_until_error(
@@ -403,7 +421,8 @@ mod tests {
             }),
         );
         let url = format!("http://{}/v1/messages", serve(router).await);
-        let err = post_streaming(&client().unwrap(), &url, HeaderMap::new(), b"{}".to_vec())
+        let err = transport()
+            .post_streaming(&url, HeaderMap::new(), b"{}".to_vec())
             .await
             .unwrap_err();
         let ProviderError::Http {
@@ -437,15 +456,12 @@ mod tests {
             }),
         );
         let url = format!("http://{}/echo", serve(router).await);
-        let response = post_streaming(
-            &client().unwrap(),
-            &url,
-            HeaderMap::new(),
-            b"{\"a\":1}".to_vec(),
-        )
-        .await
-        .unwrap();
-        let chunks: Vec<_> = body_stream(response).collect().await;
+        let transport = transport();
+        let response = transport
+            .post_streaming(&url, HeaderMap::new(), b"{\"a\":1}".to_vec())
+            .await
+            .unwrap();
+        let chunks: Vec<_> = transport.body_stream(response).collect().await;
         let body: Vec<u8> = chunks
             .into_iter()
             .flat_map(|chunk| chunk.unwrap().to_vec())
@@ -465,7 +481,8 @@ mod tests {
             .local_addr()
             .unwrap();
         let url = format!("http://{addr}/v1/messages");
-        let err = post_streaming(&client().unwrap(), &url, HeaderMap::new(), Vec::new())
+        let err = transport()
+            .post_streaming(&url, HeaderMap::new(), Vec::new())
             .await
             .unwrap_err();
         assert!(
@@ -491,10 +508,12 @@ mod tests {
             }),
         );
         let url = format!("http://{}/cut", serve(router).await);
-        let response = post_streaming(&client().unwrap(), &url, HeaderMap::new(), Vec::new())
+        let transport = transport();
+        let response = transport
+            .post_streaming(&url, HeaderMap::new(), Vec::new())
             .await
             .unwrap();
-        let items = read_until_error(body_stream(response)).await;
+        let items = read_until_error(transport.body_stream(response)).await;
         assert_eq!(items.len(), 2, "{items:?}");
         assert_eq!(items[0].as_ref().unwrap(), &Bytes::from("data: first\n\n"));
         assert!(
@@ -517,20 +536,39 @@ mod tests {
         );
         let url = format!("http://{}/stall", serve(router).await);
         let timeout = Duration::from_millis(200);
-        let response = post_streaming(
-            &build_client(timeout).unwrap(),
-            &url,
-            HeaderMap::new(),
-            Vec::new(),
-        )
-        .await
-        .unwrap();
-        let items = read_until_error(body_stream_with_timeout(response, timeout)).await;
+        let transport = Transport::new(timeout).unwrap();
+        let response = transport
+            .post_streaming(&url, HeaderMap::new(), Vec::new())
+            .await
+            .unwrap();
+        let items = read_until_error(transport.body_stream(response)).await;
         assert_eq!(items.len(), 2, "{items:?}");
         assert!(
             matches!(items[1], Err(ProviderError::Idle(idle)) if idle == timeout),
             "{:?}",
             items[1]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_server_silent_before_its_headers_is_idle_not_unreachable() {
+        let router = Router::new().route(
+            "/slow",
+            post(|| async {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                "late"
+            }),
+        );
+        let url = format!("http://{}/slow", serve(router).await);
+        let timeout = Duration::from_millis(200);
+        let err = Transport::new(timeout)
+            .unwrap()
+            .post_streaming(&url, HeaderMap::new(), Vec::new())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, ProviderError::Idle(idle) if idle == timeout),
+            "{err:?}"
         );
     }
 

@@ -2,7 +2,8 @@
 //!
 //! Owns: HTTP to the model API, SSE decoding, and the translation between duet's
 //! wire-neutral [`Message`]s / [`StreamEvent`]s and each provider's JSON.
-//! Does not own: the conversation, retries policy, or what to do with tool calls.
+//! Does not own: the conversation, the retry loop, or what to do with tool calls (it
+//! does classify its errors and compute backoff delays: [`RetryPolicy`]).
 //! Invariant: a stream yields events ending in exactly one [`StreamEvent::Finished`];
 //! a stream that ends without it is an error ([`ProviderError::Truncated`]), never a
 //! silent success.
@@ -13,20 +14,24 @@ mod error;
 mod http;
 mod message;
 pub mod openai_chat;
+mod retry;
 mod sse;
 mod stream;
 
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::Stream;
 use serde::{Deserialize, Serialize};
 
 pub use error::ProviderError;
+pub use http::DEFAULT_IDLE_TIMEOUT;
 pub use message::{
     Block, Message, ModelRequest, Role, StopReason, StreamEvent, ToolCall, ToolResult, ToolSpec,
     Usage,
 };
+pub use retry::{RetryDecision, RetryPolicy};
 
 /// The stream of decoded events for one model call.
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, ProviderError>> + Send>>;
@@ -96,11 +101,15 @@ pub trait ModelClient: Send + Sync {
     async fn stream(&self, request: &ModelRequest) -> Result<EventStream, ProviderError>;
 }
 
-/// Builds the client for `endpoint`.
-pub fn connect(endpoint: Endpoint) -> Result<Arc<dyn ModelClient>, ProviderError> {
-    let http = http::client()?;
+/// Builds the client for `endpoint`. A response silent for `idle_timeout` (no byte of
+/// headers or body) fails with [`ProviderError::Idle`].
+pub fn connect(
+    endpoint: Endpoint,
+    idle_timeout: Duration,
+) -> Result<Arc<dyn ModelClient>, ProviderError> {
+    let transport = http::Transport::new(idle_timeout)?;
     Ok(match endpoint.wire {
-        Wire::Anthropic => Arc::new(anthropic::AnthropicClient::new(http, endpoint)),
-        Wire::OpenAiChat => Arc::new(openai_chat::OpenAiChatClient::new(http, endpoint)),
+        Wire::Anthropic => Arc::new(anthropic::AnthropicClient::new(transport, endpoint)),
+        Wire::OpenAiChat => Arc::new(openai_chat::OpenAiChatClient::new(transport, endpoint)),
     })
 }

@@ -32,13 +32,16 @@ const PARAGRAPH_BREAK: &str = "\n\n";
 
 /// A client for OpenAI-compatible chat completions.
 pub struct OpenAiChatClient {
-    http: reqwest::Client,
+    transport: http::Transport,
     endpoint: Endpoint,
 }
 
 impl OpenAiChatClient {
-    pub fn new(http: reqwest::Client, endpoint: Endpoint) -> Self {
-        Self { http, endpoint }
+    pub fn new(transport: http::Transport, endpoint: Endpoint) -> Self {
+        Self {
+            transport,
+            endpoint,
+        }
     }
 
     fn url(&self) -> String {
@@ -67,14 +70,14 @@ impl ModelClient for OpenAiChatClient {
     }
 
     async fn stream(&self, request: &ModelRequest) -> Result<EventStream, ProviderError> {
-        http::stream_events(
-            &self.http,
-            &self.url(),
-            self.headers()?,
-            &request_body(&self.endpoint.model, &self.endpoint.base_url, request),
-            OpenAiChatDecoder::default(),
-        )
-        .await
+        self.transport
+            .stream_events(
+                &self.url(),
+                self.headers()?,
+                &request_body(&self.endpoint.model, &self.endpoint.base_url, request),
+                OpenAiChatDecoder::default(),
+            )
+            .await
     }
 }
 
@@ -1048,6 +1051,33 @@ mod tests {
     }
 
     #[test]
+    fn a_call_cut_by_the_length_limit_ends_with_its_partial_arguments() {
+        // The agent must not run it: the arguments are not JSON.
+        let stream = [
+            tool_fragment(Some(0), Some("call_1"), Some("write"), "{\"path\": \"a"),
+            chunk(json!({}), Some("length")),
+            DONE_LINE.to_owned(),
+        ]
+        .concat();
+        let outcome = decode(&stream);
+        assert_eq!(
+            tool_events(&outcome),
+            [ToolCall {
+                id: "call_1".into(),
+                name: "write".into(),
+                arguments: "{\"path\": \"a".into(),
+            }]
+        );
+        assert_eq!(
+            outcome.events.last(),
+            Some(&StreamEvent::Finished {
+                stop_reason: StopReason::MaxTokens,
+                usage: Usage::default()
+            })
+        );
+    }
+
+    #[test]
     fn done_without_a_finish_reason_is_truncated() {
         let stream = [chunk(json!({"content": "hi"}), None), DONE_LINE.to_owned()].concat();
         assert_eq!(
@@ -1157,7 +1187,7 @@ mod tests {
     async fn streams_from_a_server_with_the_documented_request() {
         let addr = serve(Router::new().route("/v1/chat/completions", post(recorded_stream))).await;
         let client = OpenAiChatClient::new(
-            http::client().unwrap(),
+            http::Transport::new(http::DEFAULT_IDLE_TIMEOUT).unwrap(),
             endpoint(format!("http://{addr}/v1/"), Some("sk-test")),
         );
         assert_eq!(client.model(), "gpt-test");
@@ -1187,7 +1217,7 @@ mod tests {
         );
         let addr = serve(router).await;
         let client = OpenAiChatClient::new(
-            http::client().unwrap(),
+            http::Transport::new(http::DEFAULT_IDLE_TIMEOUT).unwrap(),
             endpoint(format!("http://{addr}/v1"), None),
         );
         let err = client

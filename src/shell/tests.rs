@@ -28,12 +28,15 @@ impl Harness {
     }
 
     fn with_program(program: &str) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        let config = ShellConfig {
+        Self::with_config(ShellConfig {
             program: Some(PathBuf::from(program)),
             ..fast_config()
-        };
+        })
+    }
+
+    fn with_config(config: ShellConfig) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
         Self {
             shell: Shell::new(&root, config),
             dir,
@@ -156,7 +159,8 @@ async fn exit_with_a_background_job_holding_the_terminal_returns_promptly() {
         outcome.end,
         End::ShellExited(ShellExit { code: Some(4), .. })
     ));
-    assert!(started.elapsed() < Duration::from_secs(3));
+    // Far less than the 30 s the job holds the terminal, even on a loaded machine.
+    assert!(started.elapsed() < Duration::from_secs(15));
     assert_eq!(h.ok("echo alive").await, "alive\n");
 }
 
@@ -492,6 +496,101 @@ async fn zsh_sessions_keep_state_frame_commands_and_stop_them() {
         "{exited:?}"
     );
     assert_eq!(h.ok("echo ${KEPT:-reset}").await, "reset\n");
+}
+
+#[tokio::test]
+async fn hidden_variables_never_reach_the_shell() {
+    // HOME is in every test environment, and bash does not invent one when it is
+    // missing, so hiding it shows through `echo`.
+    assert!(
+        std::env::var_os("HOME").is_some(),
+        "the test needs HOME set"
+    );
+    let h = Harness::with_config(ShellConfig {
+        program: Some(PathBuf::from("bash")),
+        secrets: SecretFilter {
+            extra: vec!["HOME".into()],
+            keep: Vec::new(),
+        },
+        ..fast_config()
+    });
+    assert_eq!(h.ok(r#"echo "[${HOME-unset}]""#).await, "[unset]\n");
+    assert!(h.shell.protections().await.secrets_scrubbed >= 1);
+
+    let kept = Harness::with_config(ShellConfig {
+        program: Some(PathBuf::from("bash")),
+        secrets: SecretFilter {
+            extra: vec!["HOME".into()],
+            keep: vec!["HOME".into()],
+        },
+        ..fast_config()
+    });
+    assert_ne!(kept.ok(r#"echo "[${HOME-unset}]""#).await, "[unset]\n");
+}
+
+#[tokio::test]
+async fn without_a_sandbox_the_protections_say_it_is_off() {
+    let h = Harness::new();
+    let protections = h.shell.protections().await;
+    assert_eq!(protections.badge(), "off");
+    assert!(
+        protections.network.to_string().contains("turned off"),
+        "{protections:?}"
+    );
+}
+
+/// A stand-in launcher whose probe claims full protection, while the real start
+/// reports the network open: the shell must not be used.
+const LYING_LAUNCHER: &str = r#"#!/bin/bash
+report= probe=
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --report-dir) report=$2; shift 2 ;;
+        --probe) probe=1; shift ;;
+        --) shift; break ;;
+        *) shift ;;
+    esac
+done
+if [ -n "$probe" ]; then
+    echo '{"applied":{"network":{"state":"isolated","loopback_up":true,"locked":true},"writes":{"state":"landlock","abi":5}}}' >"$report/sandbox-report.json"
+    exit 0
+fi
+echo '{"applied":{"network":{"state":"open","why":"lost on the way"},"writes":{"state":"landlock","abi":5}}}' >"$report/sandbox-report.json"
+exec "$@"
+"#;
+
+#[tokio::test]
+async fn a_shell_with_less_protection_than_probed_gets_no_command() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let bin = tempfile::tempdir().unwrap();
+    let launcher = bin.path().join("lying-launcher");
+    std::fs::write(&launcher, LYING_LAUNCHER).unwrap();
+    std::fs::set_permissions(&launcher, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let h = Harness::with_config(ShellConfig {
+        program: Some(PathBuf::from("bash")),
+        sandbox: Some(SandboxConfig {
+            launcher: Some(launcher),
+            ..SandboxConfig::default()
+        }),
+        ..fast_config()
+    });
+    assert_eq!(h.shell.protections().await.badge(), "net+fs");
+    let cancel = CancellationToken::new();
+    let mut ignore = |_: String| {};
+    let error = h
+        .shell
+        .run(Request {
+            command: "touch ran",
+            timeout: Duration::from_secs(10),
+            cancel: &cancel,
+            on_output: &mut ignore,
+        })
+        .await
+        .unwrap_err();
+    let text = error.to_string();
+    assert!(text.contains("could not be applied as probed"), "{text}");
+    assert!(text.contains("lost on the way"), "{text}");
+    assert!(!h.root().join("ran").exists());
 }
 
 #[test]

@@ -14,6 +14,7 @@ use ratatui::layout::{Constraint, Layout};
 
 use crate::agent::{AgentHandle, Command, Event, TurnOutcome};
 use crate::policy::ApprovalMode;
+use crate::shell::sandbox::Protections;
 
 use super::action::{Action, Context};
 use super::composer::{Composer, ComposerOutcome, PendingView};
@@ -54,6 +55,15 @@ pub struct GitStatus {
     pub dirty: usize,
 }
 
+/// What the session has used so far, as the last [`Event::Usage`] said.
+#[derive(Clone, Copy, Debug, Default)]
+struct Spend {
+    tokens_in: u64,
+    tokens_out: u64,
+    cost: Option<f64>,
+    context_used: Option<f32>,
+}
+
 pub struct App {
     theme: Theme,
     keymap: Keymap,
@@ -64,8 +74,10 @@ pub struct App {
     agent: AgentHandle,
     model: String,
     mode: ApprovalMode,
-    tokens: (u64, u64),
+    spend: Spend,
     git: GitStatus,
+    /// What protects the user from the shell, once the session has said.
+    sandbox: Option<Protections>,
     turn_running: bool,
     interrupting: bool,
     running_tools: usize,
@@ -93,8 +105,9 @@ impl App {
             agent,
             model,
             mode: ApprovalMode::default(),
-            tokens: (0, 0),
+            spend: Spend::default(),
             git: GitStatus::default(),
+            sandbox: None,
             turn_running: false,
             interrupting: false,
             running_tools: 0,
@@ -130,16 +143,31 @@ impl App {
     pub fn on_agent_event(&mut self, event: &Event, now: Instant) -> Effect {
         let mut effect = Effect::Nothing;
         match event {
-            Event::SessionStarted { model, mode, .. } => {
+            Event::SessionStarted {
+                model,
+                mode,
+                sandbox,
+                ..
+            } => {
                 self.model.clone_from(model);
                 self.mode = *mode;
+                self.sandbox = Some(sandbox.clone());
             }
             Event::ModeChanged { mode } => self.mode = *mode,
-            Event::Usage { session, .. } => {
-                self.tokens = (
-                    session.input_tokens + session.cache_read_tokens + session.cache_write_tokens,
-                    session.output_tokens,
-                );
+            Event::Usage {
+                session,
+                session_cost_usd,
+                context_used,
+                ..
+            } => {
+                self.spend = Spend {
+                    tokens_in: session.input_tokens
+                        + session.cache_read_tokens
+                        + session.cache_write_tokens,
+                    tokens_out: session.output_tokens,
+                    cost: *session_cost_usd,
+                    context_used: *context_used,
+                };
             }
             Event::UserMessageDelivered { text } => {
                 self.pending.delivered(text);
@@ -502,13 +530,14 @@ impl App {
         StatusInfo {
             model: self.model.clone(),
             mode: self.mode,
-            tokens_in: self.tokens.0,
-            tokens_out: self.tokens.1,
-            cost: None,
-            context_used: None,
+            tokens_in: self.spend.tokens_in,
+            tokens_out: self.spend.tokens_out,
+            cost: self.spend.cost,
+            context_used: self.spend.context_used,
             branch: self.git.branch.clone(),
             dirty: self.git.dirty,
             activity: self.activity(),
+            sandbox: self.sandbox.clone(),
         }
     }
 
@@ -795,6 +824,14 @@ mod tests {
             workspace: "/repo".into(),
             instructions: vec!["/repo/CLAUDE.md".into()],
             mode: ApprovalMode::AutoEdit,
+            sandbox: crate::shell::sandbox::Protections {
+                network: crate::shell::sandbox::NetworkIsolation::Isolated {
+                    loopback_up: true,
+                    locked: true,
+                },
+                writes: crate::shell::sandbox::WriteLimits::Landlock { abi: 5 },
+                secrets_scrubbed: 2,
+            },
         });
         h.say("why does the parser fail?");
         h.event(Event::UserMessageDelivered {

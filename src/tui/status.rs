@@ -14,6 +14,7 @@ use ratatui::style::{Modifier, Style};
 use super::composer::wrap::text_width;
 use super::theme::Theme;
 use crate::policy::ApprovalMode;
+use crate::shell::sandbox::Protections;
 
 /// Everything the status bar shows.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -31,6 +32,8 @@ pub struct StatusInfo {
     /// Files changed in the working tree.
     pub dirty: usize,
     pub activity: Activity,
+    /// What confines the shell; `None` until the session has said.
+    pub sandbox: Option<Protections>,
 }
 
 /// What the agent is doing.
@@ -56,6 +59,7 @@ enum Priority {
     Idle,
     Tokens,
     Cost,
+    Sandbox,
     Model,
     Context,
     Activity,
@@ -166,10 +170,27 @@ fn parts(info: &StatusInfo, theme: &Theme) -> Vec<Part> {
             theme.dim,
         ));
     }
+    if let Some(protections) = &info.sandbox {
+        parts.push(sandbox(protections, theme));
+    }
     if let Some(part) = working_tree(info.branch.as_deref(), info.dirty, theme) {
         parts.push(part);
     }
     parts
+}
+
+/// `sandbox: net+fs` when the shell is fully confined; anything less stands out.
+fn sandbox(protections: &Protections, theme: &Theme) -> Part {
+    let fully = protections.network_isolated() && protections.writes_limited();
+    let style = if fully { theme.dim } else { theme.warning };
+    let badge = protections.badge();
+    Part::new(
+        Side::Right,
+        Priority::Sandbox,
+        format!("sandbox: {badge}"),
+        style,
+    )
+    .or_short(format!("sbx {badge}"))
 }
 
 /// Each mode has its own word and colour, so a glance tells read-only from auto.

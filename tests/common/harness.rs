@@ -3,12 +3,13 @@
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use duet::agent::protocol::ApprovalView;
 use duet::agent::{self, AgentHandle, AgentSetup, Command, Event, TurnOutcome};
 use duet::policy::{ApprovalMode, Decision};
-use duet::provider::{self, Endpoint, Wire};
+use duet::provider::{self, Endpoint, ModelClient, RetryPolicy, Wire};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
@@ -16,6 +17,36 @@ use crate::common::scripted_server::{RecordedRequest, ScriptedServer};
 
 /// Longest a test waits for an expected event before failing.
 const EVENT_WAIT: Duration = Duration::from_secs(20);
+
+/// The variable tests claim the API key comes from (named in auth errors).
+pub const TEST_KEY_ENV: &str = "DUET_TEST_API_KEY";
+
+/// The production retry policy, with waits of milliseconds instead of seconds.
+pub fn fast_retries() -> RetryPolicy {
+    RetryPolicy {
+        initial_delay: Duration::from_millis(10),
+        max_delay: Duration::from_millis(40),
+        ..RetryPolicy::default()
+    }
+}
+
+/// A client for `server` over `wire` whose idle watchdog fires after `idle_timeout`.
+pub fn scripted_client(
+    server: &ScriptedServer,
+    wire: Wire,
+    idle_timeout: Duration,
+) -> Arc<dyn ModelClient> {
+    provider::connect(
+        Endpoint {
+            wire,
+            base_url: server.base_url(wire),
+            api_key: Some("test-key".into()),
+            model: "scripted-model".into(),
+        },
+        idle_timeout,
+    )
+    .expect("client")
+}
 
 /// A temporary git repository with a first commit.
 pub struct TestRepo {
@@ -80,25 +111,37 @@ impl TestAgent {
         workspace: &Path,
         approval: ApprovalMode,
     ) -> Self {
-        let client = provider::connect(Endpoint {
-            wire,
-            base_url: server.base_url(wire),
-            api_key: Some("test-key".into()),
-            model: "scripted-model".into(),
-        })
-        .expect("client");
+        Self::start_with(server, wire, workspace, approval, |_| {})
+    }
+
+    /// Like [`TestAgent::start`], with `adjust` changing the setup first.
+    pub fn start_with(
+        server: &ScriptedServer,
+        wire: Wire,
+        workspace: &Path,
+        approval: ApprovalMode,
+        adjust: impl FnOnce(&mut AgentSetup),
+    ) -> Self {
+        let client = scripted_client(server, wire, provider::DEFAULT_IDLE_TIMEOUT);
         let outputs = tempfile::tempdir().expect("outputs dir");
-        let (handle, events) = agent::spawn(AgentSetup {
+        let mut setup = AgentSetup {
             client,
             workspace: workspace.to_path_buf(),
             approval,
             max_tokens: 4096,
+            retry: fast_retries(),
+            api_key_env: Some(TEST_KEY_ENV.into()),
             outputs_dir: outputs.path().to_path_buf(),
             shell: duet::shell::ShellConfig::default(),
             lint: duet::lint::LintConfig::default(),
             policy: duet::policy::PolicyConfig::default(),
-        })
-        .expect("agent");
+            budget: duet::config::Budget::default(),
+            model_info: duet::config::ModelInfo::default(),
+            transcript: None,
+            resume: None,
+        };
+        adjust(&mut setup);
+        let (handle, events) = agent::spawn(setup).expect("agent");
         Self {
             handle,
             events,
@@ -285,14 +328,29 @@ pub fn last_user_text(request: &RecordedRequest) -> String {
     out
 }
 
-/// Runs the binary in `cwd` with a clean environment: only what duet is given here, and
-/// a private HOME/XDG tree so the user's real config never leaks into a test.
+/// Runs the binary in `cwd` with a clean environment (see [`duet_command`]) and
+/// collects its output.
 pub async fn run_duet(
     cwd: &Path,
     home: &Path,
     env: &[(impl AsRef<OsStr>, impl AsRef<OsStr>)],
     args: &[&str],
 ) -> std::process::Output {
+    duet_command(cwd, home, env, args)
+        .output()
+        .await
+        .expect("run duet")
+}
+
+/// The binary, to run in `cwd` with a clean environment: only what duet is given here,
+/// and a private HOME/XDG tree so the user's real config never leaks into a test. The
+/// process is killed if the command is dropped.
+pub fn duet_command(
+    cwd: &Path,
+    home: &Path,
+    env: &[(impl AsRef<OsStr>, impl AsRef<OsStr>)],
+    args: &[&str],
+) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(duet_binary());
     command
         .args(args)
@@ -306,7 +364,8 @@ pub async fn run_duet(
     for (name, value) in env {
         command.env(name, value);
     }
-    command.kill_on_drop(true).output().await.expect("run duet")
+    command.kill_on_drop(true);
+    command
 }
 
 /// The environment that points `duet` at `server` over `wire`.

@@ -19,6 +19,12 @@
 //!   { gate = "before-third" },                            # wait for server.release("before-third")
 //!   { tool = "read", id = "call_custom", args = '{"path": "c.txt"}' },
 //! ]
+//! # A turn may end in a fault instead, as its last block:
+//! #   { tool = "write", args = '{"path": "a.txt"}', chunk = 4, cut_after_chunks = 2 }
+//! #       sends the call's start and 2 argument fragments, then drops the connection
+//! #   { error = "overloaded_error", message = "Overloaded" }
+//! #       sends the provider's mid-stream error event, then ends the body
+//! # A stall (no bytes at all) is a pause longer than the client's idle timeout.
 //! stop = "tool_use"      # end_turn | tool_use | max_tokens | stop_sequence | refusal;
 //!                        # default: tool_use if the turn has a tool block, else end_turn
 //! usage = { input = 100, output = 20, cache_read = 0, cache_write = 0 }  # default: all 0
@@ -102,6 +108,15 @@ pub enum Step {
         id: Option<String>,
         args: String,
         chunk: Option<NonZeroUsize>,
+        /// Drop the connection after this many argument fragments (fewer than the
+        /// call has), leaving the call's JSON cut.
+        cut_after_chunks: Option<usize>,
+    },
+    /// The provider's mid-stream error event (`kind` as in its `error.type`); the body
+    /// ends after it.
+    StreamError {
+        kind: String,
+        message: String,
     },
     Pause(Duration),
     Gate(String),
@@ -112,6 +127,34 @@ impl Step {
     pub fn is_content(&self) -> bool {
         !matches!(self, Step::Pause(_) | Step::Gate(_))
     }
+
+    /// Whether the stream ends with this step (a fault), so nothing may follow it.
+    pub fn ends_stream(&self) -> bool {
+        matches!(
+            self,
+            Step::Tool {
+                cut_after_chunks: Some(_),
+                ..
+            } | Step::StreamError { .. }
+        )
+    }
+}
+
+/// `text` in pieces of `chunk` characters (the whole text when `None`); a call's
+/// argument fragments and a block's text deltas are cut this way.
+pub fn pieces(text: &str, chunk: Option<NonZeroUsize>) -> Vec<String> {
+    let Some(size) = chunk else {
+        return if text.is_empty() {
+            Vec::new()
+        } else {
+            vec![text.to_owned()]
+        };
+    };
+    let chars: Vec<char> = text.chars().collect();
+    chars
+        .chunks(size.get())
+        .map(|piece| piece.iter().collect())
+        .collect()
 }
 
 /// Why the scripted model stopped.
@@ -276,6 +319,8 @@ impl RawTurn {
             });
         }
         check_unique_tool_ids(&steps).map_err(|reason| ScriptError::Turn { turn, reason })?;
+        check_faults(&steps, self.cut_after_blocks)
+            .map_err(|reason| ScriptError::Turn { turn, reason })?;
         let has_tools = steps.iter().any(|step| matches!(step, Step::Tool { .. }));
         let default_stop = if has_tools {
             StopReason::ToolUse
@@ -303,6 +348,25 @@ fn check_unique_tool_ids(steps: &[Step]) -> Result<(), String> {
     Ok(())
 }
 
+/// A fault ends the stream, so it must be the last step and the only cut.
+fn check_faults(steps: &[Step], cut_after_blocks: Option<usize>) -> Result<(), String> {
+    let Some(position) = steps.iter().position(Step::ends_stream) else {
+        return Ok(());
+    };
+    if position + 1 != steps.len() {
+        return Err(format!(
+            "block {} ends the stream, so it must be the last block",
+            position + 1
+        ));
+    }
+    if cut_after_blocks.is_some() {
+        return Err(
+            "`cut_after_blocks` cannot be combined with a block that ends the stream".into(),
+        );
+    }
+    Ok(())
+}
+
 /// One `blocks` entry as written: which kind it is depends on its one "head" key.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -311,20 +375,24 @@ struct RawBlock {
     thinking: Option<String>,
     redacted_thinking: Option<String>,
     tool: Option<String>,
+    error: Option<String>,
     pause_ms: Option<u64>,
     gate: Option<String>,
     signature: Option<String>,
     id: Option<String>,
     args: Option<String>,
     chunk: Option<usize>,
+    cut_after_chunks: Option<usize>,
+    message: Option<String>,
 }
 
 impl RawBlock {
-    const HEADS: [&'static str; 6] = [
+    const HEADS: [&'static str; 7] = [
         "text",
         "thinking",
         "redacted_thinking",
         "tool",
+        "error",
         "pause_ms",
         "gate",
     ];
@@ -335,12 +403,15 @@ impl RawBlock {
             ("thinking", self.thinking.is_some()),
             ("redacted_thinking", self.redacted_thinking.is_some()),
             ("tool", self.tool.is_some()),
+            ("error", self.error.is_some()),
             ("pause_ms", self.pause_ms.is_some()),
             ("gate", self.gate.is_some()),
             ("signature", self.signature.is_some()),
             ("id", self.id.is_some()),
             ("args", self.args.is_some()),
             ("chunk", self.chunk.is_some()),
+            ("cut_after_chunks", self.cut_after_chunks.is_some()),
+            ("message", self.message.is_some()),
         ]
         .into_iter()
         .filter_map(|(key, present)| present.then_some(key))
@@ -372,7 +443,8 @@ impl RawBlock {
         let allowed: &[&str] = match head {
             "text" => &["chunk"],
             "thinking" => &["signature", "chunk"],
-            "tool" => &["id", "args", "chunk"],
+            "tool" => &["id", "args", "chunk", "cut_after_chunks"],
+            "error" => &["message"],
             _ => &[],
         };
         if let Some(extra) = present
@@ -406,12 +478,33 @@ impl RawBlock {
                 tool: Some(name),
                 id,
                 args,
+                cut_after_chunks,
                 ..
-            } => Step::Tool {
-                name,
-                id,
-                args: args.unwrap_or_else(|| "{}".into()),
-                chunk,
+            } => {
+                let args = args.unwrap_or_else(|| "{}".into());
+                let fragments = pieces(&args, chunk).len();
+                if let Some(cut) = cut_after_chunks
+                    && cut >= fragments
+                {
+                    return Err(format!(
+                        "cut_after_chunks = {cut} must be less than the call's {fragments} argument fragment(s)"
+                    ));
+                }
+                Step::Tool {
+                    name,
+                    id,
+                    args,
+                    chunk,
+                    cut_after_chunks,
+                }
+            }
+            RawBlock {
+                error: Some(kind),
+                message,
+                ..
+            } => Step::StreamError {
+                message: message.unwrap_or_else(|| kind.clone()),
+                kind,
             },
             RawBlock {
                 pause_ms: Some(ms), ..

@@ -172,6 +172,14 @@ async fn exec_against_a_dead_server_fails_clearly() {
         .port();
     let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
     let home = tempfile::tempdir().unwrap();
+    // One quick retry instead of the default five with growing waits.
+    let config_dir = home.path().join("config/duet");
+    std::fs::create_dir_all(&config_dir).unwrap();
+    std::fs::write(
+        config_dir.join("config.toml"),
+        "[network]\nmax_retries = 1\n",
+    )
+    .unwrap();
     let base = format!("http://127.0.0.1:{port}");
     let output = run_duet(
         repo.path(),
@@ -185,6 +193,15 @@ async fn exec_against_a_dead_server_fails_clearly() {
     .await;
     assert_eq!(output.status.code(), Some(1));
     let stdout = text(&output.stdout);
-    assert!(stdout.contains("error: model call failed"), "{stdout}");
+    assert!(stdout.contains("↻ retrying in "), "{stdout}");
+    assert!(
+        stdout.contains("(attempt 1/1): could not reach"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("error: model call failed 2 times in a row"),
+        "{stdout}"
+    );
     assert!(stdout.contains(&base), "{stdout}");
+    assert!(stdout.contains("Is the server running"), "{stdout}");
 }

@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use duet::provider::Wire;
 
-use crate::common::harness::{TestRepo, duet_binary, last_user_text, tool_results, wire_env};
+use crate::common::harness::{
+    TestRepo, all_text, duet_binary, last_user_text, run_duet, tool_results, wire_env,
+};
 use crate::common::script::Script;
 use crate::common::scripted_server::ScriptedServer;
 
@@ -235,6 +237,30 @@ async fn review_a_hunk_with_a_reason_then_interrupt_and_steer() {
 
     tmux.keys(&["C-c"]);
     tmux.keys(&["C-c"]);
+    server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn a_resumed_session_shows_its_conversation_and_continues_it() {
+    let server = ScriptedServer::start(Script::load("two_answers")).await;
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let home = tempfile::tempdir().unwrap();
+    let env = wire_env(&server, Wire::Anthropic);
+    let first = run_duet(repo.path(), home.path(), &env, &["exec", "first task"]).await;
+    assert_eq!(first.status.code(), Some(0));
+    let command = duet_command(&server, home.path(), "--resume");
+    let Some(tmux) = Tmux::start(&command, repo.path()) else {
+        return;
+    };
+    let screen = tmux.wait_for_screen("resumed session").await;
+    assert!(screen.contains("› first task"), "{screen}");
+    assert!(screen.contains("The first answer."), "{screen}");
+    tmux.type_text("second task");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_screen("The second answer.").await;
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(all_text(&requests[1]).contains("first task"));
     server.assert_no_violations();
 }
 

@@ -16,6 +16,7 @@ fn info(mode: ApprovalMode, activity: Activity) -> StatusInfo {
         branch: Some("feature/parser".into()),
         dirty: 3,
         activity,
+        sandbox: None,
     }
 }
 
@@ -127,6 +128,64 @@ fn nothing_is_drawn_outside_the_area_at_any_width() {
             }
         }
     }
+}
+
+fn protections(network: bool, writes: bool) -> Protections {
+    use crate::shell::sandbox::{NetworkIsolation, WriteLimits};
+    Protections {
+        network: if network {
+            NetworkIsolation::Isolated {
+                loopback_up: true,
+                locked: true,
+            }
+        } else {
+            NetworkIsolation::Open {
+                why: "no namespaces".into(),
+            }
+        },
+        writes: if writes {
+            WriteLimits::Landlock { abi: 5 }
+        } else {
+            WriteLimits::Unlimited {
+                why: "no Landlock".into(),
+            }
+        },
+        secrets_scrubbed: 1,
+    }
+}
+
+/// Full, partial and no confinement, at a width that fits everything, then at one
+/// where the badge has to shorten.
+#[test]
+fn snapshot_sandbox_states() {
+    let bars: Vec<StatusInfo> = [(true, true), (true, false), (false, false)]
+        .into_iter()
+        .map(|(network, writes)| StatusInfo {
+            sandbox: Some(protections(network, writes)),
+            branch: None,
+            dirty: 0,
+            cost: None,
+            ..info(ApprovalMode::Ask, Activity::Idle)
+        })
+        .collect();
+    let theme = Theme::new(true);
+    let wide = draw(&bars, 80, &theme);
+    let narrow = draw(&bars, 48, &theme);
+    insta::assert_snapshot!(format!("{}\n{}", wide.backend(), narrow.backend()));
+}
+
+#[test]
+fn anything_less_than_full_confinement_is_a_warning() {
+    let theme = Theme::new(true);
+    assert_eq!(sandbox(&protections(true, true), &theme).style, theme.dim);
+    assert_eq!(
+        sandbox(&protections(true, false), &theme).style,
+        theme.warning
+    );
+    assert_eq!(
+        sandbox(&protections(false, false), &theme).style,
+        theme.warning
+    );
 }
 
 #[test]

@@ -27,6 +27,7 @@ mod chunking;
 mod highlight;
 mod live_output;
 mod markdown;
+mod restore;
 mod scroll;
 mod stream;
 mod tool_card;
@@ -44,6 +45,7 @@ use self::scroll::Scroll;
 use self::stream::TextStream;
 use self::tool_card::ToolCard;
 use self::view::Layout;
+use crate::agent::protocol::retry_line;
 use crate::agent::{Event, TurnOutcome};
 use crate::provider::StopReason;
 use crate::tui::action::Action;
@@ -113,12 +115,18 @@ impl Transcript {
                 workspace,
                 instructions,
                 mode,
+                sandbox,
             } => {
                 let mut text = format!("duet · {model} · {mode} · {workspace}");
                 if !instructions.is_empty() {
                     text.push_str(&format!("\ninstructions: {}", instructions.join(", ")));
                 }
+                text.push_str(&format!("\nsandbox: {}", sandbox.summary()));
                 self.push_notice(&text, NoticeKind::Info);
+                let gaps = sandbox.gaps();
+                if !gaps.is_empty() {
+                    self.push_notice(&gaps.join("\n"), NoticeKind::Warning);
+                }
             }
             Event::UserMessageDelivered { text } => {
                 self.end_streams();
@@ -177,11 +185,37 @@ impl Transcript {
             Event::ModeChanged { mode } => {
                 self.push_notice(&format!("mode: {mode}"), NoticeKind::Info)
             }
+            Event::Retrying {
+                attempt,
+                max_attempts,
+                delay_ms,
+                reason,
+                discarded,
+            } => {
+                self.end_step();
+                let mut text = retry_line(*attempt, *max_attempts, *delay_ms, reason);
+                if *discarded {
+                    text.push_str("\nthe partial reply above was discarded");
+                }
+                self.push_notice(&text, NoticeKind::Warning);
+            }
             Event::Usage { .. } => return false,
             Event::TurnEnd { outcome } => self.turn_end(outcome),
             Event::ConversationCleared => {
                 self.clear();
                 self.push_notice("conversation cleared", NoticeKind::Info);
+            }
+            Event::ConversationRestored {
+                session_id,
+                messages,
+                summaries,
+            } => {
+                self.restore(messages, summaries, now);
+                self.push_notice(&format!("resumed session {session_id}"), NoticeKind::Info);
+            }
+            Event::TranscriptUnsaved { reason, .. } => {
+                let text = format!("the session is no longer saved: {reason}");
+                self.push_notice(&text, NoticeKind::Warning);
             }
         }
         true
@@ -360,12 +394,21 @@ impl Transcript {
         self.end_thinking();
     }
 
-    /// A new model call: this step's text is over, and no checks can come for its edits.
+    /// A new model call: this step's text is over, no checks can come for its edits,
+    /// and a call still being written never will be (its response broke or was cut).
     fn end_step(&mut self) -> bool {
         let changed = self.text.is_some() || self.thinking.is_some();
         self.end_streams();
         for index in std::mem::take(&mut self.step_edits) {
             self.update_card_at(index, ToolCard::end_step);
+        }
+        let live = std::mem::take(&mut self.live_cards);
+        let (unwritten, running): (Vec<usize>, Vec<usize>) = live
+            .into_iter()
+            .partition(|&index| self.card(index).is_some_and(ToolCard::is_writing));
+        self.live_cards = running;
+        for index in unwritten {
+            self.update_card_at(index, ToolCard::stop);
         }
         changed
     }
@@ -391,6 +434,8 @@ impl Transcript {
             TurnOutcome::Failed { message } => {
                 Some((format!("error: {message}"), NoticeKind::Error))
             }
+            TurnOutcome::BudgetExhausted { report } => Some((report.render(), NoticeKind::Warning)),
+            TurnOutcome::LoopDetected { message } => Some((message.clone(), NoticeKind::Warning)),
         };
         if let Some((text, kind)) = notice {
             self.push_notice(&text, kind);

@@ -561,6 +561,37 @@ fn an_interrupted_turn_stops_spinners_and_says_so() {
 }
 
 #[test]
+fn a_retry_marks_the_partial_reply_and_stops_the_cut_call() {
+    let start = Instant::now();
+    let mut transcript = Transcript::new(Theme::new(false));
+    transcript.on_event(&text("Writing the file now.\n"), start);
+    transcript.on_event(&begin("w", "write"), start);
+    transcript.on_event(
+        &Event::Retrying {
+            attempt: 1,
+            max_attempts: 5,
+            delay_ms: 2000,
+            reason: "network error while streaming: reset".into(),
+            discarded: true,
+        },
+        at(start, 100),
+    );
+    let rows = card_rows(&mut transcript, at(start, 200));
+    assert_eq!(
+        rows,
+        [
+            "Writing the file now.",
+            "• write …",
+            "  ✗ stopped before a result",
+            "! retrying in 2s (attempt 1/5): network error while",
+            "  streaming: reset",
+            "  the partial reply above was discarded",
+        ]
+    );
+    assert_eq!(transcript.next_deadline(at(start, 200)), None);
+}
+
+#[test]
 fn toggling_cards_collapses_finished_bodies_but_not_running_tails() {
     let start = Instant::now();
     let mut transcript = three_running_cards(start);
@@ -829,4 +860,81 @@ fn tiny_areas_render_without_panicking() {
     }
     transcript.handle(Action::PageUp);
     buffer(&mut transcript, 1, 1, start);
+}
+
+#[test]
+fn a_restored_conversation_shows_messages_and_finished_cards_at_once() {
+    use crate::provider::{Block, Message, Role, ToolCall, ToolResult};
+
+    let start = Instant::now();
+    let mut transcript = Transcript::new(Theme::new(false));
+    let call = |id: &str, arguments: &str| {
+        Block::ToolCall(ToolCall {
+            id: id.into(),
+            name: "read".into(),
+            arguments: arguments.into(),
+        })
+    };
+    let result = |id: &str, content: &str, is_error| {
+        Block::ToolResult(ToolResult {
+            call_id: id.into(),
+            content: content.into(),
+            is_error,
+        })
+    };
+    let messages = vec![
+        Message::user_text("read the notes"),
+        Message {
+            role: Role::Assistant,
+            content: vec![
+                Block::Thinking {
+                    thinking: "Two files.".into(),
+                    signature: Some("sig".into()),
+                },
+                Block::Text {
+                    text: "Reading both.".into(),
+                },
+                call("a", r#"{"path":"a.txt"}"#),
+                call("b", r#"{"path":"b.txt"}"#),
+            ],
+        },
+        Message {
+            role: Role::User,
+            content: vec![
+                result("a", "1  hello", false),
+                result("b", "interrupted: no result was recorded", true),
+                Block::Text {
+                    text: "continue".into(),
+                },
+            ],
+        },
+    ];
+    let summaries = [("a".to_string(), "read 1 line of a.txt".to_string())].into();
+    transcript.on_event(
+        &Event::ConversationRestored {
+            session_id: "100-1".into(),
+            messages,
+            summaries,
+        },
+        start,
+    );
+    let rows: Vec<String> = all_rows(&buffer(&mut transcript, 60, 20, start))
+        .into_iter()
+        .filter(|row| !row.trim().is_empty())
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "› read the notes",
+            "▸ thinking (1 line)",
+            "Reading both.",
+            r#"• read a.txt"#,
+            "  ✓ read 1 line of a.txt",
+            r#"• read b.txt"#,
+            "  ✗ interrupted: no result was recorded",
+            "› continue",
+            "· resumed session 100-1",
+        ]
+    );
+    assert_eq!(transcript.next_deadline(start), None, "nothing animates");
 }

@@ -181,6 +181,11 @@ impl ToolCard {
         }
     }
 
+    /// The model is still writing the call's arguments.
+    pub fn is_writing(&self) -> bool {
+        self.phase == Phase::Writing
+    }
+
     pub fn is_done(&self) -> bool {
         matches!(self.phase, Phase::Done(_) | Phase::Stopped)
     }

@@ -8,14 +8,13 @@
 //! [`Emit`]s — and a stream that is not cut ends with the wire's terminal event
 //! (`message_stop` / `data: [DONE]`).
 
-use std::num::NonZeroUsize;
 use std::time::Duration;
 
 use bytes::Bytes;
 use duet::provider::Wire;
 use serde_json::{Value, json};
 
-use crate::common::script::{ScriptUsage, Step, StopReason, StreamTurn};
+use crate::common::script::{ScriptUsage, Step, StopReason, StreamTurn, pieces};
 
 /// One thing the server does while streaming a response.
 #[derive(Clone, Debug, PartialEq)]
@@ -91,7 +90,8 @@ fn openai_error_type(status: u16) -> (&'static str, Option<&'static str>) {
 /// (ordering, pauses, gates and cuts) once for both.
 trait WireStream {
     fn open(&mut self, out: &mut Vec<Emit>);
-    /// Renders one content block (never a pause or gate).
+    /// Renders one content block (never a pause or gate). A block that ends the stream
+    /// ([`Step::ends_stream`]) renders its own ending.
     fn content(&mut self, step: &Step, out: &mut Vec<Emit>);
     fn finish(&mut self, out: &mut Vec<Emit>);
 }
@@ -110,6 +110,9 @@ fn render(turn: &StreamTurn, wire: &mut impl WireStream) -> Vec<Emit> {
             Step::Gate(name) => out.push(Emit::Gate(name.clone())),
             content => {
                 wire.content(content, &mut out);
+                if content.ends_stream() {
+                    return out;
+                }
                 blocks_sent += 1;
                 if turn.cut_after_blocks == Some(blocks_sent) {
                     out.push(Emit::Cut);
@@ -120,22 +123,6 @@ fn render(turn: &StreamTurn, wire: &mut impl WireStream) -> Vec<Emit> {
     }
     wire.finish(&mut out);
     out
-}
-
-/// Splits `text` into pieces of `chunk` characters (the whole text when `None`).
-fn pieces(text: &str, chunk: Option<NonZeroUsize>) -> Vec<String> {
-    let Some(size) = chunk else {
-        return if text.is_empty() {
-            Vec::new()
-        } else {
-            vec![text.to_owned()]
-        };
-    };
-    let chars: Vec<char> = text.chars().collect();
-    chars
-        .chunks(size.get())
-        .map(|piece| piece.iter().collect())
-        .collect()
 }
 
 /// Counts blocks of one kind to name their default ids (`{prefix}_t{turn}_{n}`).
@@ -195,6 +182,12 @@ impl<'a> AnthropicStream<'a> {
     }
 
     fn block(&mut self, out: &mut Vec<Emit>, start: Value, deltas: Vec<Value>) {
+        let index = self.open_block(out, start, deltas);
+        Self::event(out, json!({ "type": "content_block_stop", "index": index }));
+    }
+
+    /// Starts a block and sends `deltas`, leaving it open; returns its index.
+    fn open_block(&mut self, out: &mut Vec<Emit>, start: Value, deltas: Vec<Value>) -> usize {
         let index = self.index;
         self.index += 1;
         Self::event(
@@ -207,7 +200,7 @@ impl<'a> AnthropicStream<'a> {
                 json!({ "type": "content_block_delta", "index": index, "delta": delta }),
             );
         }
-        Self::event(out, json!({ "type": "content_block_stop", "index": index }));
+        index
     }
 }
 
@@ -266,6 +259,7 @@ impl WireStream for AnthropicStream<'_> {
                 id,
                 args,
                 chunk,
+                cut_after_chunks,
             } => {
                 let id = self.tool_ids.next(id.as_deref());
                 let mut fragments = pieces(args, *chunk);
@@ -273,13 +267,23 @@ impl WireStream for AnthropicStream<'_> {
                     // The API sends one empty fragment for a call without arguments.
                     fragments.push(String::new());
                 }
+                fragments.truncate(cut_after_chunks.unwrap_or(usize::MAX));
                 let deltas = fragments
                     .into_iter()
                     .map(|piece| json!({ "type": "input_json_delta", "partial_json": piece }))
                     .collect();
                 let start = json!({ "type": "tool_use", "id": id, "name": name, "input": {} });
-                self.block(out, start, deltas);
+                if cut_after_chunks.is_some() {
+                    self.open_block(out, start, deltas);
+                    out.push(Emit::Cut);
+                } else {
+                    self.block(out, start, deltas);
+                }
             }
+            Step::StreamError { kind, message } => Self::event(
+                out,
+                json!({ "type": "error", "error": { "type": kind, "message": message } }),
+            ),
             Step::Pause(_) | Step::Gate(_) => {}
         }
     }
@@ -383,6 +387,7 @@ impl WireStream for OpenAiStream<'_> {
                 id,
                 args,
                 chunk,
+                cut_after_chunks,
             } => {
                 let index = self.tool_ids.issued;
                 let id = self.tool_ids.next(id.as_deref());
@@ -393,10 +398,21 @@ impl WireStream for OpenAiStream<'_> {
                     "function": { "name": name, "arguments": "" },
                 });
                 self.delta(out, json!({ "tool_calls": [opening] }));
-                for piece in pieces(args, *chunk) {
+                let fragments = pieces(args, *chunk);
+                let sent = cut_after_chunks.unwrap_or(fragments.len());
+                for piece in fragments.into_iter().take(sent) {
                     let fragment = json!({ "index": index, "function": { "arguments": piece } });
                     self.delta(out, json!({ "tool_calls": [fragment] }));
                 }
+                if cut_after_chunks.is_some() {
+                    out.push(Emit::Cut);
+                }
+            }
+            Step::StreamError { kind, message } => {
+                let error = json!({
+                    "error": { "message": message, "type": kind, "param": null, "code": null },
+                });
+                Self::send(out, &error);
             }
         }
     }

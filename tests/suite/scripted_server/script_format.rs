@@ -32,12 +32,14 @@ fn the_example_script_loads_as_documented() {
                 id: None,
                 args: r#"{"path": "src/a.rs", "limit": 40}"#.into(),
                 chunk: chunk(3),
+                cut_after_chunks: None,
             },
             Step::Tool {
                 name: "read".into(),
                 id: Some("custom_call_2".into()),
                 args: r#"{"path": "notes/é.txt"}"#.into(),
                 chunk: chunk(4),
+                cut_after_chunks: None,
             },
         ],
         stop: StopReason::ToolUse,
@@ -81,6 +83,7 @@ fn omitted_keys_take_their_documented_defaults() {
                     id: None,
                     args: "{}".into(),
                     chunk: None,
+                    cut_after_chunks: None,
                 },
             ],
             stop: StopReason::ToolUse,
@@ -114,7 +117,7 @@ fn mistakes_in_a_script_are_reported_with_their_place() {
         ),
         (
             "[[turn]]\nblocks = [{ chunk = 3 }]",
-            "turn 1, block 1: a block needs exactly one of text, thinking, redacted_thinking, tool, pause_ms, gate",
+            "turn 1, block 1: a block needs exactly one of text, thinking, redacted_thinking, tool, error, pause_ms, gate",
         ),
         (
             "[[turn]]\nblocks = [{ text = 'a' }, { gate = 'g', chunk = 2 }]",
@@ -148,11 +151,64 @@ fn mistakes_in_a_script_are_reported_with_their_place() {
             "[[turn]]\nblocks = [{ tool = 'a', id = 'x' }, { tool = 'b', id = 'x' }]",
             "turn 1: tool id `x` is used twice in one turn",
         ),
+        (
+            "[[turn]]\nblocks = [{ tool = 'read', args = '{}', chunk = 1, cut_after_chunks = 2 }]",
+            "turn 1, block 1: cut_after_chunks = 2 must be less than the call's 2 argument fragment(s)",
+        ),
+        (
+            "[[turn]]\nblocks = [{ error = 'overloaded_error' }, { text = 'after' }]",
+            "turn 1: block 1 ends the stream, so it must be the last block",
+        ),
+        (
+            "[[turn]]\ncut_after_blocks = 1\nblocks = [{ text = 'a' }, { error = 'api_error' }]",
+            "turn 1: `cut_after_blocks` cannot be combined with a block that ends the stream",
+        ),
+        (
+            "[[turn]]\nblocks = [{ text = 'a', message = 'm' }]",
+            "turn 1, block 1: `message` does not apply to a `text` block",
+        ),
     ];
     for (toml, expected) in cases {
         let error = Script::from_toml(toml).expect_err(toml);
         assert_eq!(error.to_string(), expected, "script:\n{toml}");
     }
+}
+
+#[test]
+fn faults_load_as_the_last_block() {
+    let script = Script::from_toml(
+        r#"
+        [[turn]]
+        blocks = [{ text = "a" }, { tool = "write", args = '{"path": "x"}', chunk = 4, cut_after_chunks = 2 }]
+
+        [[turn]]
+        blocks = [{ error = "overloaded_error", message = "Overloaded" }]
+        "#,
+    )
+    .unwrap();
+    let Turn::Stream(cut) = &script.turns()[0] else {
+        panic!("a stream turn");
+    };
+    assert_eq!(
+        cut.steps[1],
+        Step::Tool {
+            name: "write".into(),
+            id: None,
+            args: r#"{"path": "x"}"#.into(),
+            chunk: chunk(4),
+            cut_after_chunks: Some(2),
+        }
+    );
+    let Turn::Stream(failed) = &script.turns()[1] else {
+        panic!("a stream turn");
+    };
+    assert_eq!(
+        failed.steps,
+        [Step::StreamError {
+            kind: "overloaded_error".into(),
+            message: "Overloaded".into()
+        }]
+    );
 }
 
 #[test]

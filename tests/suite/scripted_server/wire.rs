@@ -457,6 +457,61 @@ async fn a_cut_turn_drops_the_connection_after_its_blocks() {
 }
 
 #[tokio::test]
+async fn a_cut_inside_a_tool_call_leaves_its_arguments_unfinished() {
+    let turn = "[[turn]]\nblocks = [{ tool = 'write', args = '{\"path\": \"a.txt\"}', chunk = 5, \
+                cut_after_chunks = 2 }]\n";
+    let server = start(&turn.repeat(2)).await;
+
+    for wire in Wire::ALL {
+        let mut response = post(&server, wire, &minimal_request(wire)).await;
+        let (body, error) = read_body(&mut response).await;
+
+        assert!(error.is_some(), "{wire}: the body must fail: {body}");
+        // Fragments are JSON-escaped in the body: `{"pat` and `h": "`, not `a.txt`.
+        assert!(
+            body.contains("write") && body.contains("pat"),
+            "{wire}: {body}"
+        );
+        assert!(!body.contains("a.txt"), "{wire}: {body}");
+        assert!(!body.contains("content_block_stop"), "{wire}: {body}");
+    }
+    server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn an_error_block_sends_the_providers_mid_stream_error() {
+    let turn = "[[turn]]\nblocks = [{ text = 'partial' }, { error = 'overloaded_error', message = 'Overloaded' }]\n";
+    let server = start(&turn.repeat(2)).await;
+
+    let mut anthropic = post(&server, Wire::Anthropic, &minimal_request(Wire::Anthropic)).await;
+    let (body, error) = read_body(&mut anthropic).await;
+    assert!(error.is_none(), "{error:?}");
+    assert!(
+        body.ends_with(
+            "event: error\ndata: {\"error\":{\"message\":\"Overloaded\",\"type\":\"overloaded_error\"},\"type\":\"error\"}\n\n"
+        ),
+        "{body}"
+    );
+
+    let mut openai = post(
+        &server,
+        Wire::OpenAiChat,
+        &minimal_request(Wire::OpenAiChat),
+    )
+    .await;
+    let (body, error) = read_body(&mut openai).await;
+    assert!(error.is_none(), "{error:?}");
+    assert!(
+        body.ends_with(
+            "data: {\"error\":{\"code\":null,\"message\":\"Overloaded\",\"param\":null,\"type\":\"overloaded_error\"}}\n\n"
+        ),
+        "{body}"
+    );
+    assert!(!body.contains("[DONE]"), "{body}");
+    server.assert_no_violations();
+}
+
+#[tokio::test]
 async fn a_gate_holds_the_stream_until_released() {
     let server =
         start("[[turn]]\nblocks = [{ text = 'before' }, { gate = 'g' }, { text = 'after' }]").await;

@@ -1,0 +1,373 @@
+//! `duet doctor`: one screen that says whether duet can run here and what protects the
+//! user while it does.
+//!
+//! Owns: gathering the facts (config, model settings, key presence, state directory,
+//! shells and tools on PATH, the shell's protections) and laying them out. Does not
+//! own: any of the mechanisms it reports on.
+//! Invariant: it never prints a secret's value, and it reports protections as the
+//! sandbox launcher achieved them, never as configured.
+
+use std::ffi::OsStr;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use duet::config::{self, ConfigError, FileConfig, Flags, Paths};
+use duet::shell::sandbox::{NetworkIsolation, Protections, WriteLimits};
+use duet::shell::{Shell, ShellConfig};
+
+/// How a line of the report reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Status {
+    Ok,
+    /// Optional, or informational.
+    Note,
+    /// Works, with less than it could.
+    Warn,
+    /// duet cannot run like this.
+    Fail,
+}
+
+impl Status {
+    fn tag(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Note => "--",
+            Status::Warn => "warn",
+            Status::Fail => "FAIL",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Check {
+    status: Status,
+    label: &'static str,
+    detail: String,
+}
+
+fn check(status: Status, label: &'static str, detail: impl Into<String>) -> Check {
+    Check {
+        status,
+        label,
+        detail: detail.into(),
+    }
+}
+
+/// Runs every check, prints the report, and fails when duet could not run.
+pub fn run(flags: &Flags, workspace: &Path) -> ExitCode {
+    let checks = gather(flags, workspace);
+    print!("{}", render(&checks));
+    if checks.iter().any(|check| check.status == Status::Fail) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn gather(flags: &Flags, workspace: &Path) -> Vec<Check> {
+    let env = |name: &str| std::env::var(name).ok();
+    let paths = match Paths::discover() {
+        Ok(paths) => paths,
+        Err(error) => return vec![check(Status::Fail, "config file", error.to_string())],
+    };
+    let (file, mut checks) = config_file(&paths.config_file, config::load_file(&paths.config_file));
+    let shell = match config::resolve(&file, &env, flags, &paths) {
+        Ok(settings) => {
+            checks.extend(model_checks(
+                &settings,
+                env(&settings.api_key_env).is_some(),
+            ));
+            Ok(settings.shell)
+        }
+        Err(error) => {
+            checks.push(check(Status::Fail, "model", error.to_string()));
+            config::resolve_shell(&file, &env)
+        }
+    };
+    checks.push(state_dir(&paths.state_dir));
+    checks.extend(programs());
+    match shell {
+        Ok(shell) => checks.extend(protections(shell, workspace)),
+        Err(error) => checks.push(check(Status::Fail, "sandbox", error.to_string())),
+    }
+    checks
+}
+
+fn config_file(path: &Path, loaded: Result<FileConfig, ConfigError>) -> (FileConfig, Vec<Check>) {
+    let shown = path.display();
+    match loaded {
+        Ok(file) if path.exists() => (
+            file,
+            vec![check(
+                Status::Ok,
+                "config file",
+                format!("{shown} (parsed)"),
+            )],
+        ),
+        Ok(file) => (
+            file,
+            vec![check(
+                Status::Note,
+                "config file",
+                format!("{shown} (none; built-in defaults)"),
+            )],
+        ),
+        // The rest of the report still says what the defaults would do.
+        Err(error) => (
+            FileConfig::default(),
+            vec![check(Status::Fail, "config file", error.to_string())],
+        ),
+    }
+}
+
+fn model_checks(settings: &config::Settings, key_set: bool) -> Vec<Check> {
+    let endpoint = &settings.endpoint;
+    let key = if key_set {
+        check(
+            Status::Ok,
+            "API key",
+            format!("{} is set", settings.api_key_env),
+        )
+    } else {
+        check(
+            Status::Note,
+            "API key",
+            format!(
+                "{} is not set (the server at the base URL needs none)",
+                settings.api_key_env
+            ),
+        )
+    };
+    vec![
+        check(Status::Ok, "provider", endpoint.wire.to_string()),
+        check(Status::Ok, "model", endpoint.model.clone()),
+        check(Status::Ok, "base URL", endpoint.base_url.clone()),
+        key,
+    ]
+}
+
+fn state_dir(dir: &Path) -> Check {
+    let writable = std::fs::create_dir_all(dir).and_then(|()| tempfile::tempfile_in(dir).map(drop));
+    match writable {
+        Ok(()) => check(
+            Status::Ok,
+            "state dir",
+            format!("{} (writable)", dir.display()),
+        ),
+        Err(error) => check(
+            Status::Fail,
+            "state dir",
+            format!("{}: {error}", dir.display()),
+        ),
+    }
+}
+
+/// Shells duet can drive, and the tools it works with.
+fn programs() -> Vec<Check> {
+    let found = |name: &str, version_flag: &str| {
+        find_on_path(name).map(|path| {
+            let version =
+                version_of(&path, version_flag).unwrap_or_else(|| "version unknown".into());
+            format!("{version} ({})", path.display())
+        })
+    };
+    let bash = match found("bash", "--version") {
+        Some(detail) => check(Status::Ok, "bash", detail),
+        None => check(
+            Status::Fail,
+            "bash",
+            "not found on PATH: the shell tool needs bash or zsh",
+        ),
+    };
+    let optional = |name: &'static str, flag: &str, missing: &str| match found(name, flag) {
+        Some(detail) => check(Status::Ok, name, detail),
+        None => check(Status::Note, name, format!("not found ({missing})")),
+    };
+    vec![
+        bash,
+        optional("zsh", "--version", "bash is used"),
+        optional(
+            "git",
+            "--version",
+            "no branch in the status bar, no git tools",
+        ),
+        optional("tmux", "-V", "only needed for the end-to-end tests"),
+    ]
+}
+
+fn find_on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| is_executable(candidate))
+}
+
+#[cfg(unix)]
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::metadata(path)
+        .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn is_executable(path: &Path) -> bool {
+    path.is_file()
+}
+
+/// The first line the program prints for `flag`.
+fn version_of(program: &Path, flag: impl AsRef<OsStr>) -> Option<String> {
+    let output = std::process::Command::new(program)
+        .arg(flag)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    text.lines()
+        .next()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .map(str::to_string)
+}
+
+/// What the shell would be protected by in `workspace`, found by running the sandbox
+/// launcher the way a session does.
+fn protections(shell: ShellConfig, workspace: &Path) -> Vec<Check> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build();
+    let protections = match runtime {
+        Ok(runtime) => runtime.block_on(Shell::new(workspace, shell).protections()),
+        Err(error) => {
+            return vec![check(
+                Status::Fail,
+                "sandbox",
+                format!("cannot start the async runtime: {error}"),
+            )];
+        }
+    };
+    protection_checks(&protections)
+}
+
+fn protection_checks(protections: &Protections) -> Vec<Check> {
+    let network = match &protections.network {
+        NetworkIsolation::Isolated { .. } => Status::Ok,
+        NetworkIsolation::Open { .. } => Status::Warn,
+    };
+    let writes = match &protections.writes {
+        WriteLimits::Landlock { .. } => Status::Ok,
+        WriteLimits::Unlimited { .. } => Status::Warn,
+    };
+    let secrets = match protections.secrets_scrubbed {
+        1 => "1 variable that looks like a credential is hidden from the shell".to_string(),
+        count => format!("{count} variables that look like credentials are hidden from the shell"),
+    };
+    vec![
+        check(network, "network", protections.network.to_string()),
+        check(writes, "writes", protections.writes.to_string()),
+        check(Status::Ok, "secrets", secrets),
+    ]
+}
+
+/// One line per check: status tag, label, detail, in aligned columns. A detail of
+/// several lines continues in its column.
+fn render(checks: &[Check]) -> String {
+    let width = checks
+        .iter()
+        .map(|check| check.label.len())
+        .max()
+        .unwrap_or(0);
+    let mut out = String::new();
+    for check in checks {
+        let mut lines = check.detail.lines();
+        let first = lines.next().unwrap_or_default();
+        let head = format!("{:<4}  {:<width$}  ", check.status.tag(), check.label);
+        let _ = writeln!(out, "{}", format!("{head}{first}").trim_end());
+        let indent = " ".repeat(head.len());
+        for line in lines {
+            let _ = writeln!(out, "{}", format!("{indent}{line}").trim_end());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    #[test]
+    fn the_report_aligns_labels_and_tags() {
+        let checks = [
+            check(Status::Ok, "git", "git version 2.43.0"),
+            check(Status::Warn, "network", "open: no user namespaces"),
+            check(Status::Fail, "bash", "not found"),
+        ];
+        assert_eq!(
+            render(&checks),
+            "ok    git      git version 2.43.0\n\
+             warn  network  open: no user namespaces\n\
+             FAIL  bash     not found\n"
+        );
+    }
+
+    #[test]
+    fn a_long_detail_continues_in_its_column() {
+        let checks = [check(
+            Status::Fail,
+            "model",
+            "none configured:\n\n  export X=1",
+        )];
+        assert_eq!(
+            render(&checks),
+            "FAIL  model  none configured:\n\n               export X=1\n"
+        );
+    }
+
+    #[test]
+    fn inactive_protections_are_warnings_with_their_reason() {
+        let protections = Protections {
+            network: NetworkIsolation::Open {
+                why: "user namespaces are off".into(),
+            },
+            writes: WriteLimits::Landlock { abi: 5 },
+            secrets_scrubbed: 2,
+        };
+        let checks = protection_checks(&protections);
+        assert_eq!(checks[0].status, Status::Warn);
+        assert_eq!(checks[0].detail, "open: user namespaces are off");
+        assert_eq!(checks[1].status, Status::Ok);
+        assert!(
+            checks[1].detail.contains("Landlock ABI 5"),
+            "{}",
+            checks[1].detail
+        );
+        assert!(
+            checks[2].detail.starts_with("2 variables"),
+            "{}",
+            checks[2].detail
+        );
+    }
+
+    #[test]
+    fn a_broken_config_file_fails_but_the_defaults_are_still_reported() {
+        let path = Path::new("/c/config.toml");
+        let broken = config::parse_file(path, "modle = 1\n");
+        let (file, checks) = config_file(path, broken);
+        assert_eq!(file, FileConfig::default());
+        assert_eq!(checks[0].status, Status::Fail);
+        assert!(
+            checks[0].detail.starts_with("/c/config.toml:1:"),
+            "{}",
+            checks[0].detail
+        );
+    }
+
+    #[test]
+    fn an_unwritable_state_dir_fails() {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let check = state_dir(&file.path().join("state"));
+        assert_eq!(check.status, Status::Fail);
+    }
+}

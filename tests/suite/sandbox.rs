@@ -1,0 +1,374 @@
+//! The shell's sandbox and secret scrubbing, with the real `duet` binary as launcher:
+//! no network (a connect to a listener this test opened fails inside and works
+//! outside), no writes outside the workspace and temp dir where Landlock exists,
+//! cwd and environment still persist, credentials never reach the shell, and
+//! `duet doctor` reports the protections without printing a secret.
+//!
+//! Where this machine cannot apply a protection, the test that needs it prints why
+//! and passes without checking (except in CI): the probe's report is the authority on
+//! that, and the unit tests check that it is never overstated.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use duet::provider::Wire;
+use duet::shell::sandbox::{Protections, SandboxConfig};
+use duet::shell::{End, Request, Shell, ShellConfig};
+use tokio_util::sync::CancellationToken;
+
+use crate::common::harness::{TestRepo, duet_binary, run_duet, tool_results, wire_env};
+use crate::common::script::Script;
+use crate::common::scripted_server::ScriptedServer;
+
+/// A shell in `root`, confined by the built `duet` binary when `sandboxed`.
+fn shell(root: &Path, sandboxed: bool) -> Shell {
+    let sandbox = sandboxed.then(|| SandboxConfig {
+        launcher: Some(duet_binary()),
+        ..SandboxConfig::default()
+    });
+    Shell::new(
+        root,
+        ShellConfig {
+            program: Some(PathBuf::from("bash")),
+            input_wait: Some(Duration::from_millis(500)),
+            sandbox,
+            ..ShellConfig::default()
+        },
+    )
+}
+
+/// Runs `command`; returns its exit code and output.
+async fn run(shell: &Shell, command: &str) -> (i32, String) {
+    let cancel = CancellationToken::new();
+    let mut ignore = |_: String| {};
+    let outcome = shell
+        .run(Request {
+            command,
+            timeout: Duration::from_secs(20),
+            cancel: &cancel,
+            on_output: &mut ignore,
+        })
+        .await
+        .unwrap_or_else(|error| panic!("{command}: {error}"));
+    match outcome.end {
+        End::Exited { code } => (code, outcome.output),
+        other => panic!("{command}: {other:?}\n{}", outcome.output),
+    }
+}
+
+/// Notes a check this machine cannot make; in CI (`DUET_CI`), whose machines have
+/// both protections, that is a failure.
+fn skip(what: &str, protections: &Protections) {
+    let why = format!(
+        "{what} is not available here: network {}; writes {}",
+        protections.network, protections.writes
+    );
+    assert!(
+        std::env::var_os("DUET_CI").is_none(),
+        "DUET_CI is set but {why}"
+    );
+    eprintln!("skipped: {why}");
+}
+
+/// `bash`'s own TCP client, so the test needs no curl: exit 0 when connected.
+fn connect(port: u16) -> String {
+    format!("echo ping >/dev/tcp/127.0.0.1/{port}")
+}
+
+#[tokio::test]
+async fn a_connect_to_the_host_fails_inside_and_works_outside() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+
+    let open = shell(repo.path(), false);
+    let (code, output) = run(&open, &connect(port)).await;
+    assert_eq!(code, 0, "unsandboxed connect failed: {output}");
+
+    let confined = shell(repo.path(), true);
+    let protections = confined.protections().await;
+    if !protections.network_isolated() {
+        return skip("network isolation", &protections);
+    }
+    let (code, output) = run(&confined, &connect(port)).await;
+    assert_ne!(code, 0, "the sandboxed shell reached the host: {output}");
+    // Its own loopback is up, for servers the commands start themselves.
+    if run(&confined, "command -v python3").await.0 != 0 {
+        eprintln!("skipped the loopback check: no python3 to listen with");
+        return;
+    }
+    let (code, output) = run(
+        &confined,
+        "python3 -c 'import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); \
+         s.listen(); socket.create_connection(s.getsockname()); print(\"local ok\")'",
+    )
+    .await;
+    assert_eq!((code, output.as_str()), (0, "local ok\n"));
+}
+
+#[tokio::test]
+async fn writes_stay_in_the_workspace_and_temp_dir() {
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    // Under the target directory, so outside both the workspace and the temp dir.
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let temp_file = tempfile::NamedTempFile::new().unwrap();
+    let confined = shell(repo.path(), true);
+    let protections = confined.protections().await;
+
+    let (code, output) = run(&confined, "echo inside > made.txt && cat made.txt").await;
+    assert_eq!((code, output.as_str()), (0, "inside\n"));
+    let in_temp = format!("echo temp > {}", temp_file.path().display());
+    assert_eq!(run(&confined, &in_temp).await.0, 0);
+    assert_eq!(run(&confined, "echo quiet > /dev/null").await.0, 0);
+
+    if !protections.writes_limited() {
+        return skip("Landlock", &protections);
+    }
+    let target = outside.path().join("escaped.txt");
+    let (code, output) = run(&confined, &format!("echo out > {}", target.display())).await;
+    assert_ne!(code, 0, "{output}");
+    assert!(output.contains("Permission denied"), "{output}");
+    assert!(!target.exists());
+}
+
+#[tokio::test]
+async fn git_can_commit_in_a_worktree_whose_repository_lies_outside() {
+    // The repository lives under the target directory: outside the workspace (the
+    // worktree) and outside the temp dir, both writable anyway.
+    let main = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let repository = git2::Repository::init(main.path()).unwrap();
+    let signature = git2::Signature::now("T", "t@example.com").unwrap();
+    let tree = repository
+        .find_tree(repository.index().unwrap().write_tree().unwrap())
+        .unwrap();
+    repository
+        .commit(Some("HEAD"), &signature, &signature, "first", &tree, &[])
+        .unwrap();
+    let parent = tempfile::tempdir().unwrap();
+    let worktree_path = parent.path().join("feature");
+    repository
+        .worktree("feature", &worktree_path, None)
+        .unwrap();
+    let confined = shell(&worktree_path, true);
+    let (code, output) = run(
+        &confined,
+        "echo b > b.txt && git add b.txt && \
+         git -c user.name=T -c user.email=t@example.com commit -q -m 'add b' && \
+         git log --oneline | wc -l",
+    )
+    .await;
+    assert_eq!((code, output.trim()), (0, "2"), "{output}");
+}
+
+#[tokio::test]
+async fn cwd_and_environment_persist_through_the_launcher() {
+    let repo = TestRepo::with_files(&[("sub/b.txt", "b\n")]);
+    let confined = shell(repo.path(), true);
+    assert_eq!(run(&confined, "cd sub && export GREETING=hello").await.0, 0);
+    let (code, output) = run(&confined, r#"echo "$GREETING from ${PWD##*/}""#).await;
+    assert_eq!((code, output.as_str()), (0, "hello from sub\n"));
+    assert_eq!(
+        confined.cwd(),
+        repo.path().canonicalize().unwrap().join("sub")
+    );
+    // Rust ignores SIGPIPE; the launcher must not pass that on to the shell.
+    assert_eq!(run(&confined, "yes | head -n 1").await, (0, "y\n".into()));
+}
+
+#[tokio::test]
+async fn a_shell_the_launcher_cannot_run_is_an_error_saying_why() {
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let confined = Shell::new(
+        repo.path(),
+        ShellConfig {
+            program: Some(PathBuf::from("no-such-shell-here")),
+            sandbox: Some(SandboxConfig {
+                launcher: Some(duet_binary()),
+                ..SandboxConfig::default()
+            }),
+            ..ShellConfig::default()
+        },
+    );
+    let cancel = CancellationToken::new();
+    let mut ignore = |_: String| {};
+    let error = confined
+        .run(Request {
+            command: "true",
+            timeout: Duration::from_secs(10),
+            cancel: &cancel,
+            on_output: &mut ignore,
+        })
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("cannot run no-such-shell-here"), "{error}");
+}
+
+#[tokio::test]
+async fn stuck_commands_are_still_recognised_and_stopped() {
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let confined = shell(repo.path(), true);
+    assert_eq!(run(&confined, "export KEPT=yes").await.0, 0);
+    let cancel = CancellationToken::new();
+    let mut ignore = |_: String| {};
+    let waiting = confined
+        .run(Request {
+            command: "read -r answer",
+            timeout: Duration::from_secs(20),
+            cancel: &cancel,
+            on_output: &mut ignore,
+        })
+        .await
+        .unwrap();
+    assert!(
+        matches!(waiting.end, End::WaitingForInput { .. }),
+        "{waiting:?}"
+    );
+    let timed_out = confined
+        .run(Request {
+            command: "sleep 30",
+            timeout: Duration::from_millis(300),
+            cancel: &cancel,
+            on_output: &mut ignore,
+        })
+        .await
+        .unwrap();
+    assert!(
+        matches!(timed_out.end, End::TimedOut { .. }),
+        "{timed_out:?}"
+    );
+    assert_eq!(run(&confined, "echo $KEPT").await, (0, "yes\n".into()));
+}
+
+#[tokio::test]
+async fn credentials_never_reach_the_shell_of_duet_exec() {
+    let server = ScriptedServer::start(Script::load("shell_env")).await;
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let home = tempfile::tempdir().unwrap();
+    let config_dir = home.path().join("config/duet");
+    std::fs::create_dir_all(&config_dir).unwrap();
+    std::fs::write(
+        config_dir.join("config.toml"),
+        "[shell]\nkeep_env = [\"AWS_PROFILE\"]\n",
+    )
+    .unwrap();
+    let mut env = wire_env(&server, Wire::Anthropic);
+    env.push(("GH_TOKEN", "ghp_not_for_the_shell".into()));
+    env.push(("AWS_PROFILE", "dev".into()));
+
+    let output = run_duet(
+        repo.path(),
+        home.path(),
+        &env,
+        &["exec", "--approval", "auto", "show the environment"],
+    )
+    .await;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    let result = &tool_results(&server.requests()[1])[0];
+    assert!(
+        result
+            .content
+            .contains("key=[] gh=[] kept=[dev] path=[set]"),
+        "{}",
+        result.content
+    );
+    // The transcript header says what protected the shell.
+    assert!(stdout.contains("sandbox: "), "{stdout}");
+    assert!(stdout.contains("2 secrets scrubbed"), "{stdout}");
+    server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn the_json_session_start_carries_the_protections() {
+    let server = ScriptedServer::start(Script::load("stream_text")).await;
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let home = tempfile::tempdir().unwrap();
+    let env = wire_env(&server, Wire::Anthropic);
+    let output = run_duet(repo.path(), home.path(), &env, &["exec", "--json", "hi"]).await;
+    assert_eq!(output.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let first: serde_json::Value =
+        serde_json::from_str(stdout.lines().next().unwrap_or_default()).unwrap();
+    assert_eq!(first["type"], "session_started");
+    let sandbox = &first["sandbox"];
+    for field in ["network", "writes"] {
+        let state = sandbox[field]["state"].as_str().unwrap_or_default();
+        assert!(!state.is_empty(), "{first}");
+    }
+    assert_eq!(sandbox["secrets_scrubbed"], 1, "{first}");
+}
+
+#[tokio::test]
+async fn a_sandbox_turned_off_is_reported_with_its_reason() {
+    let server = ScriptedServer::start(Script::load("stream_text")).await;
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let home = tempfile::tempdir().unwrap();
+    let config_dir = home.path().join("config/duet");
+    std::fs::create_dir_all(&config_dir).unwrap();
+    std::fs::write(
+        config_dir.join("config.toml"),
+        "[sandbox]\nenabled = false\n",
+    )
+    .unwrap();
+    let env = wire_env(&server, Wire::Anthropic);
+    let output = run_duet(repo.path(), home.path(), &env, &["exec", "hi"]).await;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    for needle in [
+        "sandbox: network open · writes unlimited · 1 secret scrubbed",
+        "no sandbox: the sandbox is turned off ([sandbox] enabled = false)",
+    ] {
+        assert!(stdout.contains(needle), "missing {needle:?} in:\n{stdout}");
+    }
+}
+
+#[tokio::test]
+async fn doctor_reports_protections_and_never_a_key() {
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let home = tempfile::tempdir().unwrap();
+    let secret = "sk-ant-doctor-must-not-print-this";
+    let output = run_duet(
+        repo.path(),
+        home.path(),
+        &[("ANTHROPIC_API_KEY", secret)],
+        &["doctor"],
+    )
+    .await;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert!(!stdout.contains(secret), "{stdout}");
+    for needle in [
+        "config file",
+        "(none; built-in defaults)",
+        "anthropic",
+        "claude-sonnet-4-5",
+        "https://api.anthropic.com",
+        "ANTHROPIC_API_KEY is set",
+        "(writable)",
+        "bash",
+        "network",
+        "writes",
+        "1 variable that looks like a credential",
+    ] {
+        assert!(stdout.contains(needle), "missing {needle:?} in:\n{stdout}");
+    }
+}
+
+#[tokio::test]
+async fn doctor_without_a_model_fails_and_still_reports_the_rest() {
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let home = tempfile::tempdir().unwrap();
+    let output = run_duet(
+        repo.path(),
+        home.path(),
+        &[] as &[(&str, &str)],
+        &["doctor"],
+    )
+    .await;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("FAIL  model"), "{stdout}");
+    assert!(stdout.contains("network"), "{stdout}");
+}
