@@ -166,7 +166,9 @@ fn main() -> ExitCode {
                 }
             };
             let approvals = if *yes {
-                exec::Approvals::ApproveAll
+                exec::Approvals::ApproveAll {
+                    config_file: paths.config_file.clone(),
+                }
             } else {
                 exec::Approvals::Refuse
             };
@@ -442,6 +444,7 @@ fn start_agent(
         model_info: settings.model_info,
         transcript: Some(session.transcript),
         resume: session.resume,
+        policy: settings.policy,
     })?)
 }
 

@@ -1,20 +1,24 @@
 //! The agent's side of the policy hook: the approval desk.
 //!
-//! Tools ask the desk before a side effect. The desk judges the action under the current
+//! Tools ask the desk before a side effect. The desk assesses the action once (the
+//! command's class, the protected paths it touches) and judges it under the current
 //! mode; when the mode says "ask", it files the request, reports
-//! [`Event::ApprovalNeeded`], and waits for the front end's [`Command::Decide`] — tools
-//! never see the UI. An interrupt withdraws every waiting request; a mode switch
-//! re-judges them.
+//! [`Event::ApprovalNeeded`] with the class and reasons, and waits for the front end's
+//! [`Command::Decide`] — tools never see the UI. An interrupt withdraws every waiting
+//! request; a mode switch re-judges them from their assessment.
 //!
 //! [`Command::Decide`]: super::protocol::Command::Decide
 
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::oneshot;
 
 use crate::diff;
-use crate::policy::{Action, ApprovalMode, ApprovalRequest, Approver, Decision, Verdict, judge};
+use crate::policy::{
+    Action, ApprovalMode, ApprovalRequest, Approver, Assessment, CommandClass, Decision, Policy,
+    TrackedFiles, Verdict,
+};
 
 use super::events::EventSink;
 use super::protocol::{ApprovalView, Event, HunkView};
@@ -23,20 +27,29 @@ use super::protocol::{ApprovalView, Event, HunkView};
 const WITHDRAWN: &str = "the user interrupted before deciding, so nothing was done";
 
 struct Waiting {
-    action: Action,
+    assessment: Assessment,
     reply: oneshot::Sender<Decision>,
 }
 
 pub(crate) struct ApprovalDesk {
     mode: Mutex<ApprovalMode>,
+    policy: Arc<Policy>,
+    tracked: Arc<dyn TrackedFiles>,
     waiting: Mutex<HashMap<String, Waiting>>,
     events: EventSink,
 }
 
 impl ApprovalDesk {
-    pub(crate) fn new(mode: ApprovalMode, events: EventSink) -> Self {
+    pub(crate) fn new(
+        mode: ApprovalMode,
+        policy: Policy,
+        tracked: Arc<dyn TrackedFiles>,
+        events: EventSink,
+    ) -> Self {
         Self {
             mode: Mutex::new(mode),
+            policy: Arc::new(policy),
+            tracked,
             waiting: Mutex::new(HashMap::new()),
             events,
         }
@@ -53,7 +66,8 @@ impl ApprovalDesk {
         let settled: Vec<(String, Decision)> = lock(&self.waiting)
             .iter()
             .filter_map(|(call_id, waiting)| {
-                decided_alone(judge(mode, &waiting.action)).map(|d| (call_id.clone(), d))
+                decided_alone(self.policy.judge(mode, &waiting.assessment))
+                    .map(|d| (call_id.clone(), d))
             })
             .collect();
         for (call_id, decision) in settled {
@@ -92,16 +106,20 @@ impl ApprovalDesk {
         }
     }
 
-    async fn ask(&self, request: ApprovalRequest, why: String) -> Decision {
+    /// Classifies the action off the async threads: it may read the git index.
+    async fn assess(&self, action: &Action) -> Assessment {
+        let policy = Arc::clone(&self.policy);
+        let tracked = Arc::clone(&self.tracked);
+        let action = action.clone();
+        tokio::task::spawn_blocking(move || policy.assess(&action, tracked.as_ref()))
+            .await
+            .unwrap_or_else(|error| std::panic::resume_unwind(error.into_panic()))
+    }
+
+    async fn ask(&self, request: ApprovalRequest, assessment: Assessment, why: String) -> Decision {
         let (reply, answer) = oneshot::channel();
-        let view = view_of(&request.action);
-        lock(&self.waiting).insert(
-            request.call_id.clone(),
-            Waiting {
-                action: request.action,
-                reply,
-            },
-        );
+        let view = view_of(&request.action, &assessment);
+        lock(&self.waiting).insert(request.call_id.clone(), Waiting { assessment, reply });
         self.events
             .emit(Event::ApprovalNeeded {
                 call_id: request.call_id,
@@ -133,8 +151,9 @@ impl Approver for ApprovalDesk {
                 })
                 .await;
         }
-        match judge(self.mode(), &request.action) {
-            Verdict::Ask { why } => self.ask(request, why).await,
+        let assessment = self.assess(&request.action).await;
+        match self.policy.judge(self.mode(), &assessment) {
+            Verdict::Ask { why } => self.ask(request, assessment, why).await,
             verdict => decided_alone(verdict).unwrap_or(Decision::Reject { reason: None }),
         }
     }
@@ -151,7 +170,8 @@ fn decided_alone(verdict: Verdict) -> Option<Decision> {
     }
 }
 
-fn view_of(action: &Action) -> ApprovalView {
+fn view_of(action: &Action, assessment: &Assessment) -> ApprovalView {
+    let protected = assessment.protected_paths().to_vec();
     match action {
         Action::WriteFile {
             display,
@@ -171,11 +191,25 @@ fn view_of(action: &Action) -> ApprovalView {
                     id: hunk.id,
                 })
                 .collect(),
+            protected,
         },
-        Action::RunCommand { command, cwd } => ApprovalView::Command {
-            command: command.clone(),
-            cwd: cwd.clone(),
-        },
+        Action::RunCommand { command, cwd, .. } => {
+            let (class, reasons) = match assessment {
+                Assessment::Command(classification) => {
+                    (classification.class, classification.reasons.clone())
+                }
+                // An assessment always matches its action; a mismatch would be a bug,
+                // and asking about an unknown command is the safe way to show it.
+                Assessment::Write { .. } => (CommandClass::Unknown, Vec::new()),
+            };
+            ApprovalView::Command {
+                command: command.clone(),
+                cwd: cwd.clone(),
+                class,
+                reasons,
+                protected,
+            }
+        }
     }
 }
 
@@ -187,32 +221,69 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 #[cfg(test)]
 mod tests {
+    use std::path::{Path, PathBuf};
     use std::sync::Arc;
 
     use pretty_assertions::assert_eq;
     use tokio::sync::mpsc;
 
     use super::*;
+    use crate::policy::{PolicyConfig, Protection, Reason};
+
+    const ROOT: &str = "/repo";
+
+    struct NothingTracked;
+
+    impl TrackedFiles for NothingTracked {
+        fn is_tracked(&self, _path: &Path) -> bool {
+            false
+        }
+    }
 
     fn desk(mode: ApprovalMode) -> (Arc<ApprovalDesk>, mpsc::Receiver<Event>) {
         let (tx, rx) = mpsc::channel(64);
-        (Arc::new(ApprovalDesk::new(mode, EventSink::new(tx))), rx)
+        let policy = Policy::new(Path::new(ROOT), PolicyConfig::default());
+        let desk = ApprovalDesk::new(mode, policy, Arc::new(NothingTracked), EventSink::new(tx));
+        (Arc::new(desk), rx)
     }
 
-    fn command(call_id: &str) -> ApprovalRequest {
+    fn run(call_id: &str, command: &str) -> ApprovalRequest {
         ApprovalRequest {
             call_id: call_id.into(),
             action: Action::RunCommand {
-                command: "cargo test".into(),
-                cwd: ".".into(),
+                command: command.into(),
+                cwd: "./".into(),
+                dir: PathBuf::from(ROOT),
             },
         }
     }
 
-    async fn next_needed(rx: &mut mpsc::Receiver<Event>) -> String {
+    /// A command every mode but auto asks about.
+    fn command(call_id: &str) -> ApprovalRequest {
+        run(call_id, "cargo fmt")
+    }
+
+    fn write(call_id: &str, path: &str) -> ApprovalRequest {
+        ApprovalRequest {
+            call_id: call_id.into(),
+            action: Action::WriteFile {
+                path: Path::new(ROOT).join(path),
+                display: path.into(),
+                before: Some("old\n".into()),
+                after: "new\n".into(),
+            },
+        }
+    }
+
+    async fn next_needed(rx: &mut mpsc::Receiver<Event>) -> (String, String, ApprovalView) {
         loop {
-            if let Some(Event::ApprovalNeeded { call_id, .. }) = rx.recv().await {
-                return call_id;
+            if let Some(Event::ApprovalNeeded {
+                call_id,
+                why,
+                request,
+            }) = rx.recv().await
+            {
+                return (call_id, why, request);
             }
         }
     }
@@ -224,7 +295,7 @@ mod tests {
             let desk = Arc::clone(&desk);
             async move { desk.decide(command("c1")).await }
         });
-        assert_eq!(next_needed(&mut rx).await, "c1");
+        assert_eq!(next_needed(&mut rx).await.0, "c1");
         let reject = Decision::Reject {
             reason: Some("not now".into()),
         };
@@ -233,6 +304,86 @@ mod tests {
         assert!(
             !desk.settle("c1", Decision::Approve).await,
             "settled only once"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_question_carries_the_class_and_the_reasons() {
+        let (desk, mut rx) = desk(ApprovalMode::Auto);
+        tokio::spawn({
+            let desk = Arc::clone(&desk);
+            async move { desk.decide(run("c1", "cargo test && rm -rf target")).await }
+        });
+        let (_, why, view) = next_needed(&mut rx).await;
+        assert_eq!(
+            why,
+            "auto mode asks before a destructive command: `rm -rf target` deletes target and \
+             everything in it"
+        );
+        assert_eq!(
+            view,
+            ApprovalView::Command {
+                command: "cargo test && rm -rf target".into(),
+                cwd: "./".into(),
+                class: CommandClass::Destructive,
+                reasons: vec![Reason {
+                    part: "rm -rf target".into(),
+                    class: CommandClass::Destructive,
+                    why: "deletes target and everything in it".into(),
+                }],
+                protected: Vec::new(),
+            }
+        );
+    }
+
+    #[tokio::test]
+    async fn read_only_commands_run_without_asking_in_ask_mode() {
+        let (desk, mut rx) = desk(ApprovalMode::Ask);
+        assert_eq!(
+            desk.decide(run("c1", "cargo test")).await,
+            Decision::Approve
+        );
+        assert_eq!(
+            desk.decide(run("c2", "ls | xargs cat")).await,
+            Decision::Approve
+        );
+        drop(desk);
+        while let Some(event) = rx.recv().await {
+            assert!(!matches!(event, Event::ApprovalNeeded { .. }), "{event:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_protected_edit_asks_even_in_auto_mode_and_a_mode_switch_does_not_release_it() {
+        let (desk, mut rx) = desk(ApprovalMode::Auto);
+        let asking = tokio::spawn({
+            let desk = Arc::clone(&desk);
+            async move { desk.decide(write("c1", "Cargo.lock")).await }
+        });
+        let (call_id, why, view) = next_needed(&mut rx).await;
+        assert!(why.contains("Cargo.lock is protected (lockfile)"), "{why}");
+        let ApprovalView::Edit { protected, .. } = view else {
+            panic!("expected an edit approval");
+        };
+        assert_eq!(
+            protected,
+            [Protection {
+                path: "Cargo.lock".into(),
+                why: "lockfile".into(),
+            }]
+        );
+        desk.set_mode(ApprovalMode::Auto).await;
+        assert!(
+            !asking.is_finished(),
+            "only a person approves a protected change"
+        );
+        desk.settle(&call_id, Decision::Approve).await;
+        assert_eq!(asking.await.unwrap(), Decision::Approve);
+
+        assert_eq!(
+            desk.decide(write("c2", "src/lib.rs")).await,
+            Decision::Approve,
+            "ordinary edits still apply in auto mode"
         );
     }
 
@@ -280,12 +431,7 @@ mod tests {
     #[tokio::test]
     async fn modes_that_decide_alone_never_ask() {
         let (desk, mut rx) = desk(ApprovalMode::ReadOnly);
-        let mut request = command("c1");
-        request.action = Action::RunCommand {
-            command: "rm -rf target".into(),
-            cwd: ".".into(),
-        };
-        let decision = desk.decide(request).await;
+        let decision = desk.decide(run("c1", "rm -rf target")).await;
         assert!(matches!(decision, Decision::Reject { reason: Some(_) }));
         drop(desk);
         while let Some(event) = rx.recv().await {

@@ -34,7 +34,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{Budget, ModelInfo};
 use crate::lint::{LintConfig, Linter};
-use crate::policy::ApprovalMode;
+use crate::policy::{ApprovalMode, GitIndex, Policy, PolicyConfig};
 use crate::provider::{ModelClient, RetryPolicy, Usage};
 use crate::session::{Session, SessionWriter};
 use crate::shell::{Shell, ShellConfig};
@@ -71,6 +71,8 @@ pub struct AgentSetup {
     /// A recorded session to continue (`--resume`); `None` starts a new conversation.
     /// The approval mode is not restored: it comes from `approval` as always.
     pub resume: Option<Session>,
+    /// Protected paths and what `auto` mode may run (from the user's config only).
+    pub policy: PolicyConfig,
 }
 
 /// The front end's end of the command channel.
@@ -128,7 +130,12 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
     let mut system = vec![context::SYSTEM_PROMPT.trim_end().to_string()];
     system.extend(instructions.text);
     let tools = Registry::core();
-    let approvals = Arc::new(approval::ApprovalDesk::new(setup.approval, events.clone()));
+    let approvals = Arc::new(approval::ApprovalDesk::new(
+        setup.approval,
+        Policy::new(&root, setup.policy),
+        Arc::new(GitIndex::new(&root)),
+        events.clone(),
+    ));
     // Full outputs of clipped commands go where `read` may open them.
     let shell = Arc::new(Shell::new(
         &root,

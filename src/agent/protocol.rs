@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::diff::HunkId;
-use crate::policy::{ApprovalMode, Decision};
+use crate::policy::{ApprovalMode, CommandClass, Decision, Protection, Reason};
 use crate::provider::{Message, StopReason, Usage};
 use crate::shell::sandbox::Protections;
 
@@ -328,11 +328,31 @@ pub enum ApprovalView {
         diff: String,
         /// The same change split into hunks that can be accepted one by one.
         hunks: Vec<HunkView>,
+        /// The protection the file falls under, if any: only a person approves it.
+        protected: Vec<Protection>,
     },
     Command {
         command: String,
         cwd: String,
+        /// How dangerous the command is, as a whole.
+        class: CommandClass,
+        /// Each part that is more than a read, and why.
+        reasons: Vec<Reason>,
+        /// Protected paths it writes: only a person approves it.
+        protected: Vec<Protection>,
     },
+}
+
+impl ApprovalView {
+    /// Protected paths the request would change; a front end that approves on the
+    /// user's behalf (`duet exec --yes`, "allow for session") must not approve these.
+    pub fn protected_paths(&self) -> &[Protection] {
+        match self {
+            ApprovalView::Edit { protected, .. } | ApprovalView::Command { protected, .. } => {
+                protected
+            }
+        }
+    }
 }
 
 /// One hunk of a proposed edit, as offered for approval.

@@ -2,6 +2,8 @@
 //!
 //! Owns: the config file format, the precedence CLI flag > environment > config file >
 //! built-in default, and the one-screen explanation shown when nothing is configured.
+//! Only the user's own config file is read: a project cannot configure duet (least of
+//! all its `[policy]`), since whoever wrote the project could then loosen it.
 //! Does not own: talking to the model (`provider/`) or acting on the settings.
 //! Invariant: resolution is a pure function of (file, environment, flags), so it is
 //! tested without touching the process environment.
@@ -19,7 +21,7 @@ pub use budget::{Budget, BudgetSection, DEFAULT_MAX_STEPS};
 pub use models::{ModelEntry, ModelInfo, ModelTable, Prices};
 
 use crate::lint::LintConfig;
-use crate::policy::ApprovalMode;
+use crate::policy::{ApprovalMode, PolicyConfig};
 use crate::provider::{DEFAULT_IDLE_TIMEOUT, Endpoint, RetryPolicy, Wire};
 use crate::shell::ShellConfig;
 use crate::shell::sandbox::SandboxConfig;
@@ -48,6 +50,9 @@ pub struct FileConfig {
     /// `[lint]`: checks after every write and after each batch of edits.
     #[serde(default)]
     pub lint: LintConfig,
+    /// `[policy]`: protected paths and the command classes `auto` mode may run.
+    #[serde(default)]
+    pub policy: PolicyConfig,
     /// `[sandbox]`: how the shell is confined.
     #[serde(default)]
     pub sandbox: SandboxSection,
@@ -197,6 +202,7 @@ pub struct Settings {
     pub idle_timeout: Duration,
     pub shell: ShellConfig,
     pub lint: LintConfig,
+    pub policy: PolicyConfig,
     pub budget: Budget,
     /// The context window and prices of `endpoint.model`, where known.
     pub model_info: ModelInfo,
@@ -397,6 +403,7 @@ pub fn resolve(
         idle_timeout: file.network.idle_timeout(),
         shell,
         lint: file.lint.clone(),
+        policy: file.policy.clone(),
         budget,
         model_info,
     })
@@ -487,6 +494,7 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
+    use crate::policy::CommandClass;
 
     fn paths() -> Paths {
         Paths {
@@ -670,6 +678,7 @@ max_tokens = 4096
                 max_tokens: Some(4096),
                 shell: ShellSection::default(),
                 lint: LintConfig::default(),
+                policy: PolicyConfig::default(),
                 sandbox: SandboxSection::default(),
                 budget: BudgetSection::default(),
                 models: ModelTable::default(),
@@ -744,6 +753,46 @@ output = 0.2
             .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(error.starts_with("/c.toml:2:"), "{error}");
+    }
+
+    #[test]
+    fn the_policy_table_reaches_the_settings() {
+        let text = r#"
+[policy]
+protected = ["secrets/**", "!Cargo.lock"]
+auto_allow = ["network"]
+"#;
+        let file = parse_file(Path::new("c.toml"), text).unwrap();
+        let vars = [("ANTHROPIC_API_KEY", "k")];
+        let settings = resolve_with(&file, &vars, &Flags::default()).unwrap();
+        assert_eq!(settings.policy.auto_allow, [CommandClass::Network]);
+        assert!(
+            settings
+                .policy
+                .protected
+                .check(Path::new("secrets/token"))
+                .is_some()
+        );
+        assert_eq!(
+            settings.policy.protected.check(Path::new("Cargo.lock")),
+            None
+        );
+    }
+
+    #[test]
+    fn policy_mistakes_are_reported_with_their_line() {
+        for (text, needle) in [
+            ("[policy]\nprotected = [\"[oops\"]\n", "[oops"),
+            ("[policy]\nauto_allow = [\"everything\"]\n", "everything"),
+            ("[policy]\nprotect = []\n", "protect"),
+        ] {
+            let error = parse_file(Path::new("/c/config.toml"), text)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(error.starts_with("/c/config.toml:2:"), "{error}");
+            assert!(error.contains(needle), "{error}");
+        }
     }
 
     #[test]

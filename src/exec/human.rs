@@ -110,6 +110,40 @@ impl HumanPrinter {
     }
 }
 
+impl HumanPrinter {
+    /// The question, then a line per risky part of a command and per protected path.
+    fn approval(
+        &mut self,
+        out: &mut dyn Write,
+        why: &str,
+        request: &ApprovalView,
+    ) -> std::io::Result<()> {
+        let (what, details) = match request {
+            ApprovalView::Edit { path, .. } => (format!("edit {path}"), Vec::new()),
+            ApprovalView::Command {
+                command,
+                class,
+                reasons,
+                ..
+            } => (
+                format!("{class} command `{command}`"),
+                reasons
+                    .iter()
+                    .map(|reason| format!("{}: {reason}", reason.class))
+                    .collect(),
+            ),
+        };
+        let line = self.paint(Style::Cyan, &format!("  ? approve {what}? ({why})"));
+        self.line(out, &line)?;
+        let protections = request.protected_paths().iter().map(ToString::to_string);
+        for detail in details.into_iter().chain(protections) {
+            let detail = self.paint(Style::Dim, &format!("    · {detail}"));
+            self.line(out, &detail)?;
+        }
+        Ok(())
+    }
+}
+
 impl Printer for HumanPrinter {
     fn print(&mut self, event: &Event, out: &mut dyn Write) -> std::io::Result<()> {
         match event {
@@ -196,14 +230,7 @@ impl Printer for HumanPrinter {
                     self.line(out, &format!("  {text}"))?;
                 }
             }
-            Event::ApprovalNeeded { why, request, .. } => {
-                let what = match request {
-                    ApprovalView::Edit { path, .. } => format!("edit {path}"),
-                    ApprovalView::Command { command, .. } => format!("run `{command}`"),
-                };
-                let line = self.paint(Style::Cyan, &format!("  ? approve {what}? ({why})"));
-                self.line(out, &line)?;
-            }
+            Event::ApprovalNeeded { why, request, .. } => self.approval(out, why, request)?,
             Event::ApprovalClosed { decision, .. } => {
                 let text = match decision {
                     Some(Decision::Approve) => "approved".to_string(),
@@ -394,6 +421,36 @@ mod tests {
             },
         ]);
         assert_eq!(text, "  │ compiling\n  │ ok\n  ✓ exit 0\n");
+    }
+
+    #[test]
+    fn command_approvals_show_the_class_each_reason_and_protected_paths() {
+        use crate::policy::{CommandClass, Protection, Reason};
+
+        let text = render(&[Event::ApprovalNeeded {
+            call_id: "c1".into(),
+            why: "auto mode asks before a destructive command".into(),
+            request: ApprovalView::Command {
+                command: "echo ok > Cargo.lock".into(),
+                cwd: "./".into(),
+                class: CommandClass::Destructive,
+                reasons: vec![Reason {
+                    part: "> Cargo.lock".into(),
+                    class: CommandClass::Destructive,
+                    why: "overwrites Cargo.lock, a protected file".into(),
+                }],
+                protected: vec![Protection {
+                    path: "Cargo.lock".into(),
+                    why: "lockfile".into(),
+                }],
+            },
+        }]);
+        assert_eq!(
+            text,
+            "  ? approve destructive command `echo ok > Cargo.lock`? (auto mode asks before a \
+             destructive command)\n    · destructive: `> Cargo.lock` overwrites Cargo.lock, a \
+             protected file\n    · Cargo.lock is protected (lockfile)\n"
+        );
     }
 
     #[test]

@@ -12,12 +12,14 @@ mod human;
 mod jsonl;
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use tokio::sync::mpsc;
 
+use crate::agent::protocol::ApprovalView;
 use crate::agent::{AgentHandle, Command, Event, TurnOutcome};
-use crate::policy::{Decision, NO_ONE_TO_APPROVE};
+use crate::policy::{Decision, NO_ONE_TO_APPROVE, Protection};
 
 /// How `duet exec` prints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,12 +57,47 @@ trait Printer {
 }
 
 /// Who answers approvals in a headless run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Approvals {
     /// Nobody: whatever the mode would ask about is refused, with a reason saying so.
     Refuse,
-    /// `--yes`: whatever the mode would ask about is approved.
-    ApproveAll,
+    /// `--yes`: whatever the mode would ask about is approved, except changes to
+    /// protected paths, which are refused with how to allow them in `config_file`.
+    ApproveAll { config_file: PathBuf },
+}
+
+impl Approvals {
+    /// The answer to one approval request; `why` is the rule that asks.
+    fn decide(&self, why: &str, request: &ApprovalView) -> Decision {
+        let reason = match (self, request.protected_paths()) {
+            (Approvals::ApproveAll { .. }, []) => return Decision::Approve,
+            (Approvals::ApproveAll { config_file }, protections) => {
+                protected_refusal(protections, config_file)
+            }
+            (Approvals::Refuse, _) => format!("{why}; {NO_ONE_TO_APPROVE}"),
+        };
+        Decision::Reject {
+            reason: Some(reason),
+        }
+    }
+}
+
+/// Why `--yes` did not approve a change to protected paths, and how the user can let
+/// duet make it.
+fn protected_refusal(protections: &[Protection], config_file: &Path) -> String {
+    let named: Vec<String> = protections.iter().map(ToString::to_string).collect();
+    let exceptions: Vec<String> = protections
+        .iter()
+        .map(|protection| format!("\"!{}\"", protection.path))
+        .collect();
+    format!(
+        "{}, and `duet exec --yes` never approves changes to protected paths. To allow it, \
+         the user can add {} to `protected` in the [policy] table of {}, or run duet \
+         interactively and approve it there.",
+        named.join(", "),
+        exceptions.join(" and "),
+        config_file.display()
+    )
 }
 
 /// Runs `task` to the end of one turn, printing to `out`. The first Ctrl-C interrupts
@@ -89,13 +126,8 @@ pub async fn run(
                 };
                 printer.print(&event, out)?;
                 out.flush()?;
-                if let Event::ApprovalNeeded { call_id, .. } = &event {
-                    let decision = match approvals {
-                        Approvals::ApproveAll => Decision::Approve,
-                        Approvals::Refuse => Decision::Reject {
-                            reason: Some(NO_ONE_TO_APPROVE.to_string()),
-                        },
-                    };
+                if let Event::ApprovalNeeded { call_id, why, request } = &event {
+                    let decision = approvals.decide(why, request);
                     let call_id = call_id.clone();
                     let _ = handle.send(Command::Decide { call_id, decision });
                 }
@@ -119,5 +151,78 @@ pub async fn run(
                 let _ = handle.send(Command::Interrupt);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+    use crate::policy::CommandClass;
+
+    fn command(protected: Vec<Protection>) -> ApprovalView {
+        ApprovalView::Command {
+            command: "echo ok > Cargo.lock".into(),
+            cwd: "./".into(),
+            class: CommandClass::Destructive,
+            reasons: Vec::new(),
+            protected,
+        }
+    }
+
+    fn lockfile() -> Protection {
+        Protection {
+            path: "Cargo.lock".into(),
+            why: "lockfile".into(),
+        }
+    }
+
+    #[test]
+    fn yes_approves_ordinary_asks() {
+        let approvals = Approvals::ApproveAll {
+            config_file: PathBuf::from("/home/u/.config/duet/config.toml"),
+        };
+        assert_eq!(
+            approvals.decide("ask mode", &command(Vec::new())),
+            Decision::Approve
+        );
+    }
+
+    #[test]
+    fn yes_refuses_protected_paths_and_says_how_to_allow_them() {
+        let approvals = Approvals::ApproveAll {
+            config_file: PathBuf::from("/home/u/.config/duet/config.toml"),
+        };
+        let Decision::Reject {
+            reason: Some(reason),
+        } = approvals.decide("auto mode", &command(vec![lockfile()]))
+        else {
+            panic!("--yes approved a protected change");
+        };
+        assert_eq!(
+            reason,
+            "Cargo.lock is protected (lockfile), and `duet exec --yes` never approves changes \
+             to protected paths. To allow it, the user can add \"!Cargo.lock\" to `protected` \
+             in the [policy] table of /home/u/.config/duet/config.toml, or run duet \
+             interactively and approve it there."
+        );
+    }
+
+    #[test]
+    fn without_yes_the_refusal_gives_the_rule_and_the_headless_reason() {
+        let decision = Approvals::Refuse.decide(
+            "auto mode asks before a destructive command: `rm -rf x` deletes x",
+            &command(Vec::new()),
+        );
+        assert_eq!(
+            decision,
+            Decision::Reject {
+                reason: Some(format!(
+                    "auto mode asks before a destructive command: `rm -rf x` deletes x; \
+                     {NO_ONE_TO_APPROVE}"
+                ))
+            }
+        );
     }
 }

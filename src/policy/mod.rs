@@ -1,35 +1,43 @@
 //! Permission modes and the approval hook that sits before every side effect.
 //!
-//! Owns: the [`ApprovalMode`]s, what each mode lets through without asking
-//! ([`judge`]), the [`Approver`] trait tools call before they touch the disk or run a
-//! command, and [`ModeApprover`], which decides without a person.
+//! Owns: the [`ApprovalMode`]s; the [`Policy`] that assesses an action (the class of a
+//! shell command, the protected paths it or a file write touches) and what each mode
+//! lets through without asking ([`Policy::judge`]); the [`Approver`] trait tools call
+//! before they touch the disk or run a command; and [`ModeApprover`], which decides
+//! without a person.
 //! Does not own: asking a human (the agent implements [`Approver`] over its channels),
 //! computing diffs, or applying a decision.
-//! Invariant: no tool writes, edits or runs a command without an [`Approver`] decision,
-//! and a mode never allows more than its [`judge`] verdict says.
+//! Invariant: no tool writes, edits or runs a command without an [`Approver`] decision;
+//! a mode never allows more than its [`Policy::judge`] verdict says; and a change to a
+//! protected path is never allowed without a person, in any mode.
 
 mod command;
+mod protected;
+mod tracked;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::diff::HunkId;
 
-pub use command::is_read_only_command;
+pub use command::{Classification, CommandClass, CommandContext, Reason, TrackedFiles, classify};
+pub use protected::{PatternError, ProtectedPaths, Protection};
+pub use tracked::GitIndex;
 
 /// How much duet may do without asking.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ApprovalMode {
-    /// Every edit and every shell command waits for a decision.
+    /// Every edit and every shell command that is more than a read waits for a decision.
     #[default]
     Ask,
-    /// Edits apply; shell commands wait for a decision.
+    /// Edits apply; shell commands that are more than a read wait for a decision.
     AutoEdit,
-    /// Everything applies.
+    /// Edits, reads and ordinary workspace writes apply; destructive, network and
+    /// unknown commands wait unless `[policy] auto_allow` lists their class.
     Auto,
-    /// Edits and commands that change anything are refused; the model is told why.
+    /// Edits and commands that are more than a read are refused; the model is told why.
     ReadOnly,
 }
 
@@ -87,6 +95,8 @@ pub enum Action {
         command: String,
         /// The directory it runs in, as the user sees it.
         cwd: String,
+        /// The same directory, absolute.
+        dir: PathBuf,
     },
 }
 
@@ -132,38 +142,170 @@ pub enum Verdict {
     },
 }
 
-/// The mode's verdict on `action`.
-pub fn judge(mode: ApprovalMode, action: &Action) -> Verdict {
-    match (mode, action) {
-        (ApprovalMode::Auto, _) | (ApprovalMode::AutoEdit, Action::WriteFile { .. }) => {
-            Verdict::Allow
+/// The user's `[policy]` settings. Read from the user's config file only: a project
+/// cannot loosen its own policy.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyConfig {
+    /// Globs added to the default protected paths; `!glob` unprotects what it matches.
+    #[serde(default)]
+    pub protected: ProtectedPaths,
+    /// Command classes `auto` mode runs without asking, besides read-only commands and
+    /// ordinary workspace writes (e.g. `["network"]`).
+    #[serde(default)]
+    pub auto_allow: Vec<CommandClass>,
+}
+
+/// What the policy found out about an action before any mode is applied.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Assessment {
+    Write {
+        /// The path as the user sees it.
+        display: String,
+        protection: Option<Protection>,
+    },
+    Command(Classification),
+}
+
+impl Assessment {
+    /// The protected paths the action would change.
+    pub fn protected_paths(&self) -> &[Protection] {
+        match self {
+            Assessment::Write { protection, .. } => protection.as_slice(),
+            Assessment::Command(classification) => &classification.protected,
         }
-        (ApprovalMode::Ask, Action::WriteFile { .. }) => Verdict::Ask {
-            why: "ask mode: every edit needs approval".into(),
-        },
-        (ApprovalMode::Ask | ApprovalMode::AutoEdit, Action::RunCommand { .. }) => Verdict::Ask {
-            why: format!("{mode} mode: shell commands need approval"),
-        },
-        (ApprovalMode::ReadOnly, Action::WriteFile { display, .. }) => Verdict::Deny {
+    }
+}
+
+/// The rules for one workspace: protected paths and what `auto` mode may run.
+#[derive(Clone, Debug)]
+pub struct Policy {
+    root: PathBuf,
+    protected: ProtectedPaths,
+    auto_allow: Vec<CommandClass>,
+}
+
+impl Policy {
+    /// The policy for the workspace at `root` (absolute, canonical).
+    pub fn new(root: &Path, config: PolicyConfig) -> Self {
+        Self {
+            root: root.to_path_buf(),
+            protected: config.protected,
+            auto_allow: config.auto_allow,
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Classifies `action`; `tracked` says which files git tracks.
+    pub fn assess(&self, action: &Action, tracked: &dyn TrackedFiles) -> Assessment {
+        match action {
+            Action::WriteFile { path, display, .. } => Assessment::Write {
+                display: display.clone(),
+                protection: path
+                    .strip_prefix(&self.root)
+                    .ok()
+                    .and_then(|relative| self.protected.check(relative)),
+            },
+            Action::RunCommand { command, dir, .. } => {
+                let context = CommandContext {
+                    root: &self.root,
+                    cwd: dir,
+                    tracked,
+                    protected: &self.protected,
+                };
+                Assessment::Command(classify(command, &context))
+            }
+        }
+    }
+
+    /// What `mode` says about an assessed action before anyone is asked.
+    pub fn judge(&self, mode: ApprovalMode, assessment: &Assessment) -> Verdict {
+        match assessment {
+            Assessment::Write {
+                display,
+                protection,
+            } => judge_write(mode, display, protection.as_ref()),
+            Assessment::Command(classification) => self.judge_command(mode, classification),
+        }
+    }
+
+    fn judge_command(&self, mode: ApprovalMode, classification: &Classification) -> Verdict {
+        if mode == ApprovalMode::ReadOnly {
+            return if classification.class == CommandClass::ReadOnly {
+                Verdict::Allow
+            } else {
+                Verdict::Deny {
+                    reason: format!(
+                        "duet is in read-only mode and this is {} ({}), so it was not run. \
+                         Only read-only commands (ls, cat, rg, git status/log/diff, cargo \
+                         check, ...) run in this mode.",
+                        classification.class.described(),
+                        classification.summary()
+                    ),
+                }
+            };
+        }
+        if !classification.protected.is_empty() {
+            return Verdict::Ask {
+                why: protected_why(&classification.protected),
+            };
+        }
+        let allowed = |class: CommandClass| match mode {
+            ApprovalMode::Auto => {
+                class <= CommandClass::WritesWorkspace || self.auto_allow.contains(&class)
+            }
+            _ => class == CommandClass::ReadOnly,
+        };
+        let blocking: Vec<&Reason> = classification
+            .reasons
+            .iter()
+            .filter(|reason| !allowed(reason.class))
+            .collect();
+        let Some(top) = blocking.iter().map(|reason| reason.class).max() else {
+            return Verdict::Allow;
+        };
+        let reasons: Vec<String> = blocking
+            .iter()
+            .filter(|reason| reason.class == top)
+            .map(ToString::to_string)
+            .collect();
+        Verdict::Ask {
+            why: format!(
+                "{mode} mode asks before {}: {}",
+                top.described(),
+                reasons.join("; ")
+            ),
+        }
+    }
+}
+
+fn judge_write(mode: ApprovalMode, display: &str, protection: Option<&Protection>) -> Verdict {
+    match (mode, protection) {
+        (ApprovalMode::ReadOnly, _) => Verdict::Deny {
             reason: format!(
                 "duet is in read-only mode, so {display} was not written. Do not retry writes \
                  or edits; describe the change you would make instead."
             ),
         },
-        (ApprovalMode::ReadOnly, Action::RunCommand { command, .. }) => {
-            if is_read_only_command(command) {
-                Verdict::Allow
-            } else {
-                Verdict::Deny {
-                    reason: "duet is in read-only mode and this command may change files or \
-                             reach the network, so it was not run. Only plain read-only \
-                             commands (ls, cat, grep, git status/log/diff, ...) without \
-                             redirections or chaining run in this mode."
-                        .into(),
-                }
-            }
-        }
+        (_, Some(protection)) => Verdict::Ask {
+            why: protected_why(std::slice::from_ref(protection)),
+        },
+        (ApprovalMode::Ask, None) => Verdict::Ask {
+            why: "ask mode: every edit needs approval".into(),
+        },
+        (ApprovalMode::AutoEdit | ApprovalMode::Auto, None) => Verdict::Allow,
     }
+}
+
+fn protected_why(protections: &[Protection]) -> String {
+    let named: Vec<String> = protections.iter().map(ToString::to_string).collect();
+    format!(
+        "{}; changes to protected paths always need approval",
+        named.join(", ")
+    )
 }
 
 /// Decides whether a side effect may happen. Called by tools right before they act.
@@ -174,25 +316,39 @@ pub trait Approver: Send + Sync {
 
 /// Decides from the mode alone. Where the mode would ask, nobody is there to answer,
 /// so it refuses and says so.
-#[derive(Clone, Copy, Debug)]
 pub struct ModeApprover {
-    pub mode: ApprovalMode,
+    mode: ApprovalMode,
+    policy: Policy,
+    tracked: Box<dyn TrackedFiles>,
+}
+
+impl ModeApprover {
+    /// Judges by `policy`, looking tracked files up in the workspace's git index.
+    pub fn new(mode: ApprovalMode, policy: Policy) -> Self {
+        let tracked = Box::new(GitIndex::new(policy.root()));
+        Self {
+            mode,
+            policy,
+            tracked,
+        }
+    }
 }
 
 /// The reason given when a decision needs a person and none is present.
-pub const NO_ONE_TO_APPROVE: &str =
-    "no one to approve in headless mode; the user can re-run with --yes or --approval auto";
+pub const NO_ONE_TO_APPROVE: &str = "no one to approve in headless mode; the user can re-run \
+     with --yes or a more permissive --approval mode";
 
 #[async_trait::async_trait]
 impl Approver for ModeApprover {
     async fn decide(&self, request: ApprovalRequest) -> Decision {
-        match judge(self.mode, &request.action) {
+        let assessment = self.policy.assess(&request.action, self.tracked.as_ref());
+        match self.policy.judge(self.mode, &assessment) {
             Verdict::Allow => Decision::Approve,
             Verdict::Deny { reason } => Decision::Reject {
                 reason: Some(reason),
             },
-            Verdict::Ask { .. } => Decision::Reject {
-                reason: Some(NO_ONE_TO_APPROVE.into()),
+            Verdict::Ask { why } => Decision::Reject {
+                reason: Some(format!("{why}; {NO_ONE_TO_APPROVE}")),
             },
         }
     }
@@ -204,10 +360,25 @@ mod tests {
 
     use super::*;
 
-    fn write() -> Action {
+    const ROOT: &str = "/repo";
+
+    /// Tracked files for tests: exactly these root-relative paths.
+    struct Tracked(&'static [&'static str]);
+
+    impl TrackedFiles for Tracked {
+        fn is_tracked(&self, path: &Path) -> bool {
+            self.0.iter().any(|tracked| Path::new(tracked) == path)
+        }
+    }
+
+    fn policy(config: PolicyConfig) -> Policy {
+        Policy::new(Path::new(ROOT), config)
+    }
+
+    fn write(path: &str) -> Action {
         Action::WriteFile {
-            path: PathBuf::from("/repo/a.txt"),
-            display: "a.txt".into(),
+            path: Path::new(ROOT).join(path),
+            display: path.into(),
             before: None,
             after: "x".into(),
         }
@@ -216,8 +387,14 @@ mod tests {
     fn run(command: &str) -> Action {
         Action::RunCommand {
             command: command.into(),
-            cwd: ".".into(),
+            cwd: "./".into(),
+            dir: PathBuf::from(ROOT),
         }
+    }
+
+    fn verdict(policy: &Policy, mode: ApprovalMode, action: &Action) -> Verdict {
+        let assessment = policy.assess(action, &Tracked(&["src/lib.rs", "Cargo.toml"]));
+        policy.judge(mode, &assessment)
     }
 
     fn kind(verdict: Verdict) -> &'static str {
@@ -228,58 +405,229 @@ mod tests {
         }
     }
 
+    /// One command of each class, in the order of [`CommandClass`].
+    const ONE_OF_EACH_CLASS: [&str; 5] = [
+        "git status",
+        "touch notes.txt",
+        "curl https://example.com",
+        "./run-me.sh",
+        "rm -rf build",
+    ];
+
+    #[test]
+    fn each_command_stands_for_its_class() {
+        let policy = policy(PolicyConfig::default());
+        let classes = [
+            CommandClass::ReadOnly,
+            CommandClass::WritesWorkspace,
+            CommandClass::Network,
+            CommandClass::Unknown,
+            CommandClass::Destructive,
+        ];
+        for (command, class) in ONE_OF_EACH_CLASS.into_iter().zip(classes) {
+            let Assessment::Command(classification) = policy.assess(&run(command), &Tracked(&[]))
+            else {
+                panic!("a command is assessed as a command");
+            };
+            assert_eq!(classification.class, class, "{command}");
+        }
+    }
+
     #[test]
     fn each_mode_lets_through_what_it_promises() {
+        // Columns: an edit, then read-only, writes-workspace, network, unknown, destructive.
         let table = [
-            (ApprovalMode::Ask, ["ask", "ask", "ask"]),
-            (ApprovalMode::AutoEdit, ["allow", "ask", "ask"]),
-            (ApprovalMode::Auto, ["allow", "allow", "allow"]),
-            (ApprovalMode::ReadOnly, ["deny", "allow", "deny"]),
+            (
+                ApprovalMode::Ask,
+                ["ask", "allow", "ask", "ask", "ask", "ask"],
+            ),
+            (
+                ApprovalMode::AutoEdit,
+                ["allow", "allow", "ask", "ask", "ask", "ask"],
+            ),
+            (
+                ApprovalMode::Auto,
+                ["allow", "allow", "allow", "ask", "ask", "ask"],
+            ),
+            (
+                ApprovalMode::ReadOnly,
+                ["deny", "allow", "deny", "deny", "deny", "deny"],
+            ),
         ];
+        let policy = policy(PolicyConfig::default());
         for (mode, expected) in table {
-            let got = [
-                kind(judge(mode, &write())),
-                kind(judge(mode, &run("git status"))),
-                kind(judge(mode, &run("rm -rf target"))),
-            ];
+            let mut got = vec![kind(verdict(&policy, mode, &write("a.txt")))];
+            got.extend(
+                ONE_OF_EACH_CLASS
+                    .iter()
+                    .map(|command| kind(verdict(&policy, mode, &run(command)))),
+            );
             assert_eq!(got, expected, "{mode}");
         }
     }
 
-    #[tokio::test]
-    async fn read_only_refusals_name_the_file_and_the_mode() {
-        let approver = ModeApprover {
-            mode: ApprovalMode::ReadOnly,
+    #[test]
+    fn auto_allow_lets_auto_mode_run_the_listed_classes_only() {
+        let policy = policy(PolicyConfig {
+            auto_allow: vec![CommandClass::Network],
+            ..PolicyConfig::default()
+        });
+        let auto = |command: &str| kind(verdict(&policy, ApprovalMode::Auto, &run(command)));
+        assert_eq!(auto("curl https://example.com"), "allow");
+        assert_eq!(auto("./run-me.sh"), "ask");
+        assert_eq!(auto("rm -rf build"), "ask");
+        assert_eq!(
+            kind(verdict(
+                &policy,
+                ApprovalMode::Ask,
+                &run("curl https://example.com")
+            )),
+            "ask",
+            "auto_allow is for auto mode only"
+        );
+    }
+
+    #[test]
+    fn the_question_names_the_class_that_is_not_allowed_and_why() {
+        let policy = policy(PolicyConfig {
+            auto_allow: vec![CommandClass::Unknown],
+            ..PolicyConfig::default()
+        });
+        let Verdict::Ask { why } = verdict(
+            &policy,
+            ApprovalMode::Auto,
+            &run("./run-me.sh && git push origin main"),
+        ) else {
+            panic!("a push asks in auto mode without network in auto_allow");
         };
+        assert_eq!(
+            why,
+            "auto mode asks before a command that uses the network: `git push origin main` \
+             pushes to a git remote"
+        );
+    }
+
+    #[test]
+    fn read_only_refusals_say_what_the_command_does() {
+        let policy = policy(PolicyConfig::default());
+        let Verdict::Deny { reason } =
+            verdict(&policy, ApprovalMode::ReadOnly, &run("rm -rf build"))
+        else {
+            panic!("read-only mode ran rm -rf");
+        };
+        assert!(reason.contains("read-only mode"), "{reason}");
+        assert!(reason.contains("a destructive command"), "{reason}");
+        assert!(
+            reason.contains("deletes build and everything in it"),
+            "{reason}"
+        );
+    }
+
+    #[test]
+    fn protected_paths_ask_in_every_mode_that_writes() {
+        let policy = policy(PolicyConfig {
+            auto_allow: vec![
+                CommandClass::Network,
+                CommandClass::Unknown,
+                CommandClass::Destructive,
+            ],
+            ..PolicyConfig::default()
+        });
+        for mode in [
+            ApprovalMode::Ask,
+            ApprovalMode::AutoEdit,
+            ApprovalMode::Auto,
+        ] {
+            for action in [write("Cargo.lock"), run("echo ok > Cargo.lock")] {
+                let Verdict::Ask { why } = verdict(&policy, mode, &action) else {
+                    panic!("{mode}: a protected change was decided without a person: {action:?}");
+                };
+                assert!(why.contains("Cargo.lock is protected (lockfile)"), "{why}");
+            }
+        }
+        assert_eq!(
+            kind(verdict(&policy, ApprovalMode::ReadOnly, &write(".env"))),
+            "deny"
+        );
+        assert_eq!(
+            kind(verdict(
+                &policy,
+                ApprovalMode::ReadOnly,
+                &run("cat Cargo.lock")
+            )),
+            "allow",
+            "reading a protected file is fine"
+        );
+    }
+
+    #[test]
+    fn configured_patterns_protect_and_unprotect() {
+        let policy = policy(PolicyConfig {
+            protected: ProtectedPaths::with_patterns(&["secrets/**".into(), "!Cargo.lock".into()])
+                .unwrap(),
+            ..PolicyConfig::default()
+        });
+        assert_eq!(
+            kind(verdict(&policy, ApprovalMode::Auto, &write("Cargo.lock"))),
+            "allow"
+        );
+        assert_eq!(
+            kind(verdict(&policy, ApprovalMode::Auto, &write("secrets/a"))),
+            "ask"
+        );
+    }
+
+    #[test]
+    fn overwriting_a_tracked_file_is_destructive() {
+        let policy = policy(PolicyConfig::default());
+        let class = |command: &str| match policy.assess(&run(command), &Tracked(&["src/lib.rs"])) {
+            Assessment::Command(classification) => classification.class,
+            Assessment::Write { .. } => unreachable!(),
+        };
+        assert_eq!(class("echo x > src/lib.rs"), CommandClass::Destructive);
+        assert_eq!(class("echo x >> src/lib.rs"), CommandClass::WritesWorkspace);
+        assert_eq!(class("echo x > src/new.rs"), CommandClass::WritesWorkspace);
+    }
+
+    #[tokio::test]
+    async fn asking_without_a_person_refuses_with_the_rule_and_the_headless_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let approver = ModeApprover::new(
+            ApprovalMode::Auto,
+            Policy::new(dir.path(), PolicyConfig::default()),
+        );
         let request = ApprovalRequest {
             call_id: "c1".into(),
-            action: write(),
+            action: Action::RunCommand {
+                command: "rm -rf build".into(),
+                cwd: "./".into(),
+                dir: dir.path().to_path_buf(),
+            },
         };
         let Decision::Reject {
             reason: Some(reason),
         } = approver.decide(request).await
         else {
-            panic!("read-only mode approved a write");
+            panic!("auto mode ran rm -rf without a person");
         };
-        assert!(reason.contains("read-only mode"), "{reason}");
-        assert!(reason.contains("a.txt"), "{reason}");
+        assert!(
+            reason.contains("auto mode asks before a destructive command"),
+            "{reason}"
+        );
+        assert!(reason.contains(NO_ONE_TO_APPROVE), "{reason}");
     }
 
-    #[tokio::test]
-    async fn asking_without_a_person_refuses_with_the_headless_reason() {
-        let approver = ModeApprover {
-            mode: ApprovalMode::Ask,
-        };
-        let request = ApprovalRequest {
-            call_id: "c1".into(),
-            action: run("cargo test"),
-        };
+    #[test]
+    fn policy_config_reads_protected_and_auto_allow() {
+        let config: PolicyConfig =
+            toml::from_str("protected = [\"secrets/**\"]\nauto_allow = [\"network\", \"unknown\"]")
+                .unwrap();
         assert_eq!(
-            approver.decide(request).await,
-            Decision::Reject {
-                reason: Some(NO_ONE_TO_APPROVE.into())
-            }
+            config.auto_allow,
+            [CommandClass::Network, CommandClass::Unknown]
         );
+        assert!(config.protected.check(Path::new("secrets/x")).is_some());
+        assert!(toml::from_str::<PolicyConfig>("auto_allow = [\"everything\"]").is_err());
     }
 
     #[test]

@@ -12,7 +12,7 @@
 //! its exit code (the model reads the code); only a command that could not start or
 //! was stopped is an error.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -92,8 +92,9 @@ impl Tool for ShellTool {
             ));
         }
         let limit = TimeLimit::from_args(args.timeout, ctx)?;
-        let start_dir = dir_display(&ctx.workspace, &ctx.shell.cwd());
-        approve(ctx, &args.command, &start_dir).await?;
+        let dir = ctx.shell.cwd();
+        let start_dir = dir_display(&ctx.workspace, &dir);
+        approve(ctx, &args.command, &start_dir, dir).await?;
 
         let mut live = |text: String| ctx.output.send(&ctx.call_id, text);
         let request = Request {
@@ -125,10 +126,11 @@ impl Tool for ShellTool {
 
 /// Asks before running; a rejection, or an interrupt while the decision is pending,
 /// means nothing runs.
-async fn approve(ctx: &ToolCtx, command: &str, cwd: &str) -> Result<(), ToolError> {
+async fn approve(ctx: &ToolCtx, command: &str, cwd: &str, dir: PathBuf) -> Result<(), ToolError> {
     let action = Action::RunCommand {
         command: command.to_string(),
         cwd: cwd.to_string(),
+        dir,
     };
     let reason = match ctx.approve(action).await {
         None => return Err(interrupted("shell")),

@@ -11,7 +11,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::lint::{LintConfig, Linter};
-use crate::policy::{ApprovalMode, ModeApprover};
+use crate::policy::{ApprovalMode, ModeApprover, Policy, PolicyConfig};
 use crate::shell::{Shell, ShellConfig};
 
 use super::{OutputSink, ReadLedger, Tool, ToolCtx, ToolError, ToolOutput, Workspace};
@@ -35,7 +35,10 @@ impl Fixture {
         let ctx = ToolCtx {
             workspace: Arc::new(workspace),
             ledger: Arc::new(ReadLedger::default()),
-            approver: Arc::new(ModeApprover { mode }),
+            approver: Arc::new(ModeApprover::new(
+                mode,
+                Policy::new(&root, PolicyConfig::default()),
+            )),
             shell: Arc::new(Shell::new(&root, ShellConfig::default())),
             linter: Arc::new(Linter::new(&root, LintConfig::default())),
             output: OutputSink::default(),

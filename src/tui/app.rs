@@ -840,11 +840,14 @@ mod tests {
             call_id: "c1".into(),
             why: "ask mode".into(),
             request: crate::agent::protocol::ApprovalView::Command {
-                command: "cargo test".into(),
+                command: "cargo fmt".into(),
                 cwd: "./".into(),
+                class: crate::policy::CommandClass::WritesWorkspace,
+                reasons: Vec::new(),
+                protected: Vec::new(),
             },
         });
-        assert!(h.screen().contains("cargo test"));
+        assert!(h.screen().contains("cargo fmt"));
         h.type_text("x");
         assert_eq!(h.app.composer.text(), "", "typing does not reach the input");
         h.key(KeyCode::Char('y'));

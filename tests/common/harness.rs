@@ -134,6 +134,7 @@ impl TestAgent {
             outputs_dir: outputs.path().to_path_buf(),
             shell: duet::shell::ShellConfig::default(),
             lint: duet::lint::LintConfig::default(),
+            policy: duet::policy::PolicyConfig::default(),
             budget: duet::config::Budget::default(),
             model_info: duet::config::ModelInfo::default(),
             transcript: None,

@@ -2,6 +2,7 @@
 
 mod agent_loop;
 mod approval;
+mod command_policy;
 mod exec_cli;
 mod faults;
 mod lint_after_write;

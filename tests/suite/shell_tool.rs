@@ -3,7 +3,7 @@
 
 use duet::agent::Event;
 use duet::agent::protocol::ApprovalView;
-use duet::policy::{ApprovalMode, Decision};
+use duet::policy::{ApprovalMode, CommandClass, Decision, Reason};
 use duet::provider::Wire;
 
 use crate::common::harness::{TestAgent, TestRepo, tool_results};
@@ -58,6 +58,13 @@ async fn ask_mode_shows_the_command_and_waits() {
         ApprovalView::Command {
             command: "echo hello-from-shell && touch made.txt".into(),
             cwd: "./".into(),
+            class: CommandClass::WritesWorkspace,
+            reasons: vec![Reason {
+                part: "touch made.txt".into(),
+                class: CommandClass::WritesWorkspace,
+                why: "writes made.txt".into(),
+            }],
+            protected: Vec::new(),
         }
     );
     assert!(

@@ -1,7 +1,8 @@
 //! The approval of one shell command: the command exactly as it would run, where it
-//! runs, and which rule asks.
+//! runs, which rule asks, and what the policy found (its class, each risky part, the
+//! protected paths it touches).
 //!
-//! Owns: wrapping and scrolling the command text, and drawing it.
+//! Owns: wrapping and scrolling the command text and findings, and drawing them.
 //! Does not own: the decision (the queue sends it) or the panel frame.
 //! Invariant: every character of the command can be brought on screen — long commands
 //! wrap, tall ones scroll and say how much is below — so nobody approves text they
@@ -9,25 +10,37 @@
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
+use crate::policy::{CommandClass, Protection, Reason};
 use crate::tui::theme::Theme;
 
 use super::text::wrap_text;
 
+/// What the policy found out about a command.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Risk {
+    pub class: CommandClass,
+    pub reasons: Vec<Reason>,
+    pub protected: Vec<Protection>,
+}
+
 pub(super) struct CommandReview {
     command: String,
     cwd: String,
+    risk: Risk,
     scroll: usize,
     /// The rows for the width they were wrapped at.
     cache: Option<(u16, Vec<Line<'static>>)>,
 }
 
 impl CommandReview {
-    pub(super) fn new(command: &str, cwd: &str) -> Self {
+    pub(super) fn new(command: &str, cwd: &str, risk: Risk) -> Self {
         Self {
             command: command.to_string(),
             cwd: cwd.to_string(),
+            risk,
             scroll: 0,
             cache: None,
         }
@@ -35,6 +48,10 @@ impl CommandReview {
 
     pub(super) fn command(&self) -> &str {
         &self.command
+    }
+
+    pub(super) fn class(&self) -> CommandClass {
+        self.risk.class
     }
 
     pub(super) fn scroll_by(&mut self, rows: isize) {
@@ -71,21 +88,41 @@ impl CommandReview {
         {
             self.cache = None;
         }
-        let (_, rows) = self
-            .cache
-            .get_or_insert_with(|| (width, layout(&self.command, &self.cwd, why, width, theme)));
+        let (_, rows) = self.cache.get_or_insert_with(|| {
+            let rows = layout(&self.command, &self.cwd, &self.risk, why, width, theme);
+            (width, rows)
+        });
         rows
     }
 }
 
-/// `why`, a blank row, the command after `$ ` (continuations indented to match), a
-/// blank row, and the directory.
-fn layout(command: &str, cwd: &str, why: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+/// `why`, a bullet per risky part and per protected path, a blank row, the command
+/// after `$ ` (continuations indented to match), a blank row, and the directory.
+fn layout(
+    command: &str,
+    cwd: &str,
+    risk: &Risk,
+    why: &str,
+    width: u16,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
     let width = usize::from(width).max(3);
     let mut rows: Vec<Line<'static>> = wrap_text(why, width)
         .into_iter()
         .map(|row| Line::styled(row, theme.dim))
         .collect();
+    for reason in &risk.reasons {
+        let text = format!("{}: {reason}", reason.class);
+        rows.extend(bullet(
+            &text,
+            class_style(reason.class, theme),
+            width,
+            theme,
+        ));
+    }
+    for protection in &risk.protected {
+        rows.extend(bullet(&protection.to_string(), theme.warning, width, theme));
+    }
     rows.push(Line::default());
     let command_rows = wrap_text(command, width - 2);
     let command_rows = if command_rows.is_empty() {
@@ -107,4 +144,29 @@ fn layout(command: &str, cwd: &str, why: &str, width: u16, theme: &Theme) -> Vec
             .map(|row| Line::styled(row, theme.dim)),
     );
     rows
+}
+
+/// `• text`, wrapped with continuations under the text; the marker in `marker`'s style.
+fn bullet(text: &str, marker: Style, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    wrap_text(text, width - 2)
+        .into_iter()
+        .enumerate()
+        .map(|(at, row)| {
+            let lead = if at == 0 { "• " } else { "  " };
+            Line::from(vec![
+                Span::styled(lead, marker),
+                Span::styled(row, theme.text),
+            ])
+        })
+        .collect()
+}
+
+/// How loudly a class is shown.
+pub(super) fn class_style(class: CommandClass, theme: &Theme) -> Style {
+    match class {
+        CommandClass::Destructive | CommandClass::Unknown => theme.error,
+        CommandClass::Network => theme.warning,
+        CommandClass::WritesWorkspace => theme.accent,
+        CommandClass::ReadOnly => theme.dim,
+    }
 }

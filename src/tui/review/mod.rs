@@ -31,7 +31,7 @@ use crate::policy::Decision;
 use crate::tui::action::{Action, Context};
 use crate::tui::theme::Theme;
 
-use command_panel::CommandReview;
+use command_panel::{CommandReview, Risk};
 use diff_view::SIDE_BY_SIDE_MIN_WIDTH;
 use edit_panel::{EditReview, ToggleRefused, Viewport};
 use queue::{Pending, Queue, Review};
@@ -131,12 +131,27 @@ impl ReviewQueue {
 
     fn enqueue(&mut self, call_id: &str, why: &str, request: &ApprovalView) -> ReviewOutcome {
         let review = match request {
-            ApprovalView::Command { command, .. } if self.queue.is_allowed(command) => {
+            // "Allow for session" never covers protected paths: they ask every time.
+            ApprovalView::Command {
+                command, protected, ..
+            } if self.queue.is_allowed(command) && protected.is_empty() => {
                 return decide(call_id, Decision::Approve);
             }
-            ApprovalView::Command { command, cwd } => {
-                Review::Command(CommandReview::new(command, cwd))
-            }
+            ApprovalView::Command {
+                command,
+                cwd,
+                class,
+                reasons,
+                protected,
+            } => Review::Command(CommandReview::new(
+                command,
+                cwd,
+                Risk {
+                    class: *class,
+                    reasons: reasons.clone(),
+                    protected: protected.clone(),
+                },
+            )),
             ApprovalView::Edit {
                 path,
                 before,
@@ -305,16 +320,21 @@ impl ReviewQueue {
         };
         let theme = &self.theme;
         let wide = area.width >= SIDE_BY_SIDE_MIN_WIDTH;
-        let kind = match front.review {
-            Review::Edit(_) => "Review edit",
-            Review::Command(_) => "Run command?",
-        };
-        let block = Block::bordered()
-            .border_style(theme.accent)
-            .title(Span::styled(
-                format!(" {kind} · 1 of {count} "),
+        let title = match &front.review {
+            Review::Edit(_) => Line::from(Span::styled(
+                format!(" Review edit · 1 of {count} "),
                 theme.heading,
-            ));
+            )),
+            Review::Command(command) => Line::from(vec![
+                Span::styled(" Run command? · ", theme.heading),
+                Span::styled(
+                    command.class().to_string(),
+                    command_panel::class_style(command.class(), theme),
+                ),
+                Span::styled(format!(" · 1 of {count} "), theme.heading),
+            ]),
+        };
+        let block = Block::bordered().border_style(theme.accent).title(title);
         let inner = block.inner(area);
         Clear.render(area, buf);
         block.render(area, buf);

@@ -9,9 +9,10 @@ use ratatui::style::{Color, Modifier};
 use super::*;
 use crate::agent::protocol::HunkView;
 use crate::diff::{self, HunkId};
+use crate::policy::{CommandClass, Protection, Reason};
 
 const WHY_EDIT: &str = "ask mode: every edit needs approval";
-const WHY_COMMAND: &str = "ask mode: shell commands need approval";
+const WHY_COMMAND: &str = "ask mode asks before a command that writes in the workspace";
 
 /// A small Rust file; [`three_hunk_after`] changes it in three places far apart.
 fn source_before() -> String {
@@ -87,6 +88,7 @@ fn edit_request(call_id: &str, path: &str, before: Option<&str>, after: &str) ->
                     id: hunk.id,
                 })
                 .collect(),
+            protected: Vec::new(),
         },
     }
 }
@@ -114,6 +116,39 @@ fn command_request(call_id: &str, command: &str) -> Event {
         request: ApprovalView::Command {
             command: command.to_string(),
             cwd: "/home/dev/words".to_string(),
+            class: CommandClass::WritesWorkspace,
+            reasons: Vec::new(),
+            protected: Vec::new(),
+        },
+    }
+}
+
+/// `cargo update && rm -rf target`: destructive, and it rewrites the protected lockfile.
+fn risky_command_request(call_id: &str) -> Event {
+    let destructive = Reason {
+        part: "rm -rf target".into(),
+        class: CommandClass::Destructive,
+        why: "deletes target and everything in it".into(),
+    };
+    let network = Reason {
+        part: "cargo update".into(),
+        class: CommandClass::Network,
+        why: "fetches crate versions from the registry".into(),
+    };
+    Event::ApprovalNeeded {
+        call_id: call_id.to_string(),
+        why: "Cargo.lock is protected (lockfile); changes to protected paths always need \
+              approval"
+            .to_string(),
+        request: ApprovalView::Command {
+            command: "cargo update && rm -rf target".to_string(),
+            cwd: "./".to_string(),
+            class: CommandClass::Destructive,
+            reasons: vec![network, destructive],
+            protected: vec![Protection {
+                path: "Cargo.lock".into(),
+                why: "lockfile".into(),
+            }],
         },
     }
 }
@@ -399,6 +434,17 @@ fn allow_for_session_approves_the_identical_command_only() {
         ReviewOutcome::Changed
     );
     assert_eq!(review.pending_count(), 1);
+    // Protected paths ask every time, even for a command allowed for the session.
+    let mut risky = review_with(&[risky_command_request("r1")]);
+    assert_eq!(
+        act(&mut risky, &[Action::AllowForSession]),
+        sent("r1", Decision::Approve)
+    );
+    assert_eq!(
+        risky.on_event(&risky_command_request("r2")),
+        ReviewOutcome::Changed
+    );
+    assert_eq!(risky.pending_count(), 1);
     // Edits have nothing to allow for a session.
     let mut edits = review_with(&[three_hunk_request("e1")]);
     assert_eq!(
@@ -756,6 +802,12 @@ mod snapshots {
             "cargo test --workspace --all-features -- --test-threads=1 words::tests::counts_are_case_insensitive",
         )]);
         insta::assert_snapshot!(snapshot_of(&mut review, 80, 24));
+    }
+
+    #[test]
+    fn command_approval_with_reasons_and_protected_paths() {
+        let mut review = review_with(&[risky_command_request("c1")]);
+        insta::assert_snapshot!(snapshot_of(&mut review, 80, 16));
     }
 
     #[test]

@@ -452,6 +452,9 @@ fn card_states_over_the_full_event_sequence() {
     let request = crate::agent::protocol::ApprovalView::Command {
         command: String::new(),
         cwd: String::new(),
+        class: crate::policy::CommandClass::WritesWorkspace,
+        reasons: Vec::new(),
+        protected: Vec::new(),
     };
     transcript.on_event(
         &Event::ApprovalNeeded {
