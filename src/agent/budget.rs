@@ -52,7 +52,7 @@ impl TaskMeter {
     }
 
     pub(crate) fn add_usage(&mut self, call: &Usage) {
-        add(&mut self.usage, call);
+        self.usage += *call;
         self.last_prompt = Usage {
             output_tokens: 0,
             ..*call
@@ -145,14 +145,6 @@ impl TaskMeter {
             last_message,
         }
     }
-}
-
-/// Adds `call` to the running total `sum`.
-pub(crate) fn add(sum: &mut Usage, call: &Usage) {
-    sum.input_tokens += call.input_tokens;
-    sum.output_tokens += call.output_tokens;
-    sum.cache_read_tokens += call.cache_read_tokens;
-    sum.cache_write_tokens += call.cache_write_tokens;
 }
 
 fn total_tokens(usage: &Usage) -> u64 {

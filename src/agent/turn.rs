@@ -27,7 +27,7 @@ use crate::session::Record;
 use crate::tools::{OutputChunk, OutputSink, Registry, ToolCtx};
 
 use super::approval::ApprovalDesk;
-use super::budget::{self, TaskMeter};
+use super::budget::TaskMeter;
 use super::checkpoints::Checkpoints;
 use super::context;
 use super::conversation::{AssistantDraft, Conversation};
@@ -675,7 +675,7 @@ impl Agent {
     }
 
     async fn record_usage(&mut self, call: Usage) {
-        budget::add(&mut self.session_usage, &call);
+        self.session_usage += call;
         self.meter.add_usage(&call);
         let session = self.session_usage;
         let session_cost_usd = self.model_info.prices.map(|prices| prices.cost(&session));

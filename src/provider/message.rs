@@ -120,6 +120,15 @@ pub struct Usage {
     pub cache_write_tokens: u64,
 }
 
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, call: Usage) {
+        self.input_tokens += call.input_tokens;
+        self.output_tokens += call.output_tokens;
+        self.cache_read_tokens += call.cache_read_tokens;
+        self.cache_write_tokens += call.cache_write_tokens;
+    }
+}
+
 /// Why the model stopped.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -170,7 +170,7 @@ impl Rebuild {
                 self.close_partial();
                 self.turn_open = false;
             }
-            Record::Usage { usage } => add_usage(&mut self.session.usage, usage),
+            Record::Usage { usage } => self.session.usage += usage,
             Record::TurnCheckpoints {
                 turn,
                 before,
@@ -206,9 +206,3 @@ impl Rebuild {
     }
 }
 
-fn add_usage(total: &mut Usage, call: Usage) {
-    total.input_tokens += call.input_tokens;
-    total.output_tokens += call.output_tokens;
-    total.cache_read_tokens += call.cache_read_tokens;
-    total.cache_write_tokens += call.cache_write_tokens;
-}
