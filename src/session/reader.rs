@@ -205,4 +205,3 @@ impl Rebuild {
         self.session
     }
 }
-
