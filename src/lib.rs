@@ -3,6 +3,7 @@
 //! The dependency direction is the architecture: front ends ([`exec`], [`tui`]) →
 //! [`agent`] → the leaves ([`provider`], [`tools`], [`shell`], [`lint`], [`policy`],
 //! [`diff`], [`git`], [`config`], [`session`]). No leaf imports `agent` or a front end.
+//! [`pathglob`] is a small utility the leaves share.
 
 pub mod agent;
 pub mod config;
@@ -10,6 +11,7 @@ pub mod diff;
 pub mod exec;
 pub mod git;
 pub mod lint;
+pub mod pathglob;
 pub mod policy;
 pub mod provider;
 pub mod session;

@@ -37,7 +37,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use globset::{GlobBuilder, GlobMatcher};
+use crate::pathglob::PathGlob;
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
 
@@ -191,41 +191,29 @@ fn seconds_field<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::E
 /// A configured per-file linter, its pattern compiled.
 #[derive(Debug)]
 struct FileLinter {
-    matcher: GlobMatcher,
-    /// The pattern contains `/`: match the root-relative path, not the file name.
-    whole_path: bool,
+    glob: PathGlob,
     command: String,
 }
 
 impl FileLinter {
     fn new(pattern: &str, command: &str) -> Result<Self, LintConfigError> {
-        let glob = GlobBuilder::new(pattern)
-            .literal_separator(true)
-            .build()
-            .map_err(|error| LintConfigError::BadPattern {
-                pattern: pattern.to_string(),
-                reason: error.kind().to_string(),
-            })?;
+        let glob = PathGlob::new(pattern).map_err(|error| LintConfigError::BadPattern {
+            pattern: error.pattern,
+            reason: error.reason,
+        })?;
         if command.trim().is_empty() {
             return Err(LintConfigError::EmptyLinter {
                 pattern: pattern.to_string(),
             });
         }
         Ok(Self {
-            matcher: glob.compile_matcher(),
-            whole_path: pattern.contains('/'),
+            glob,
             command: command.to_string(),
         })
     }
 
     fn matches(&self, relative: &Path) -> bool {
-        if self.whole_path {
-            self.matcher.is_match(relative)
-        } else {
-            relative
-                .file_name()
-                .is_some_and(|name| self.matcher.is_match(name))
-        }
+        self.glob.matches(relative)
     }
 }
 

@@ -10,8 +10,9 @@
 
 use std::path::{Path, PathBuf};
 
-use globset::{GlobBuilder, GlobMatcher};
 use serde::{Deserialize, Serialize};
+
+use crate::pathglob::PathGlob;
 
 /// Why a path is protected by default.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,9 +91,7 @@ pub struct PatternError {
 #[derive(Clone, Debug)]
 struct Rule {
     pattern: String,
-    matcher: GlobMatcher,
-    /// The pattern has a `/`: match the whole relative path, not the file name.
-    whole_path: bool,
+    glob: PathGlob,
     kind: Kind,
     /// `!pattern`: matching paths are not protected.
     exception: bool,
@@ -107,15 +106,11 @@ impl Rule {
             Some(glob) => (true, glob),
             None => (false, pattern),
         };
-        let matcher = GlobBuilder::new(glob)
-            .literal_separator(true)
-            .build()
-            .map_err(|error| PatternError {
-                pattern: pattern.to_string(),
-                reason: error.kind().to_string(),
-            })?
-            .compile_matcher();
-        let whole_path = glob.contains('/');
+        let compiled = PathGlob::new(glob).map_err(|error| PatternError {
+            pattern: pattern.to_string(),
+            reason: error.reason,
+        })?;
+        let whole_path = compiled.is_whole_path();
         let literal: PathBuf = Path::new(glob)
             .components()
             .take_while(|component| {
@@ -127,8 +122,7 @@ impl Rule {
             .collect();
         Ok(Self {
             pattern: pattern.to_string(),
-            matcher,
-            whole_path,
+            glob: compiled,
             kind,
             exception,
             base: (whole_path && !literal.as_os_str().is_empty()).then_some(literal),
@@ -136,13 +130,7 @@ impl Rule {
     }
 
     fn matches(&self, relative: &Path) -> bool {
-        if self.whole_path {
-            self.matcher.is_match(relative)
-        } else {
-            relative
-                .file_name()
-                .is_some_and(|name| self.matcher.is_match(name))
-        }
+        self.glob.matches(relative)
     }
 
     fn why(&self) -> String {
