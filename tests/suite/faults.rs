@@ -117,6 +117,15 @@ fn messages(request: &RecordedRequest) -> Vec<Value> {
     messages
 }
 
+/// The server saw the request once more after the failure, with the same conversation,
+/// and only valid requests.
+fn assert_sent_twice_unchanged(server: &ScriptedServer) {
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(messages(&requests[0]), messages(&requests[1]));
+    server.assert_no_violations();
+}
+
 /// The names of the tool calls in a request's conversation, whatever the wire.
 fn tool_call_names(request: &RecordedRequest) -> Vec<String> {
     let messages = request.body["messages"]
@@ -251,10 +260,7 @@ async fn a_stalled_stream_trips_the_watchdog_and_is_retried(wire: Wire) {
         "{reasons:?}"
     );
     assert!(agent.streamed_text().ends_with("Answer."));
-    let requests = server.requests();
-    assert_eq!(requests.len(), 2);
-    assert_eq!(messages(&requests[0]), messages(&requests[1]));
-    server.assert_no_violations();
+    assert_sent_twice_unchanged(&server);
 }
 
 async fn a_drop_mid_tool_json_runs_nothing_and_retries_the_same_request(wire: Wire) {
@@ -284,10 +290,7 @@ async fn a_drop_mid_tool_json_runs_nothing_and_retries_the_same_request(wire: Wi
     let (retries, _) = retries(&agent);
     assert_eq!(retries.len(), 1);
     assert!(retries[0].discarded);
-    let requests = server.requests();
-    assert_eq!(requests.len(), 2);
-    assert_eq!(messages(&requests[0]), messages(&requests[1]));
-    server.assert_no_violations();
+    assert_sent_twice_unchanged(&server);
 }
 
 async fn a_drop_after_a_complete_call_keeps_the_call_and_its_result(wire: Wire) {
