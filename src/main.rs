@@ -442,6 +442,7 @@ fn start_agent(
         lint: settings.lint,
         budget: settings.budget,
         model_info: settings.model_info,
+        compaction: settings.compaction,
         transcript: Some(session.transcript),
         resume: session.resume,
         policy: settings.policy,

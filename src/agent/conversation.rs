@@ -30,6 +30,7 @@ impl Conversation {
             match change {
                 Change::User(text) => conversation.push_user_text(text),
                 Change::Step { assistant, results } => conversation.push_step(assistant, results),
+                Change::Compacted(messages) => conversation.messages = messages,
             }
         }
         conversation.repair();
@@ -38,6 +39,12 @@ impl Conversation {
 
     pub(crate) fn messages(&self) -> &[Message] {
         &self.messages
+    }
+
+    /// Replaces the whole conversation (by its compaction, which keeps the pairing
+    /// invariant).
+    pub(crate) fn replace(&mut self, messages: Vec<Message>) {
+        self.messages = messages;
     }
 
     /// Adds user text. Text that follows tool results joins their message, so the model
@@ -617,6 +624,25 @@ mod tests {
             },
         ]);
         assert_eq!(restored.messages(), live.messages());
+
+        let compacted = Conversation::restore(vec![
+            Change::User("old".into()),
+            Change::Compacted(vec![Message::user_text("Summary.")]),
+            Change::Step {
+                assistant: vec![text("Done.")],
+                results: Vec::new(),
+            },
+        ]);
+        assert_eq!(
+            compacted.messages(),
+            &[
+                Message::user_text("Summary."),
+                Message {
+                    role: Role::Assistant,
+                    content: vec![text("Done.")],
+                },
+            ]
+        );
 
         let mut cut = Conversation::restore(vec![
             Change::User("task".into()),

@@ -14,6 +14,7 @@
 mod approval;
 mod budget;
 mod checkpoints;
+mod compaction;
 mod context;
 mod conversation;
 mod events;
@@ -32,7 +33,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{Budget, ModelInfo};
+use crate::config::{Budget, Compaction, ModelInfo};
 use crate::lint::{LintConfig, Linter};
 use crate::policy::{ApprovalMode, GitIndex, Policy, PolicyConfig};
 use crate::provider::{ModelClient, RetryPolicy, Usage};
@@ -40,7 +41,7 @@ use crate::session::{Session, SessionWriter};
 use crate::shell::{Shell, ShellConfig};
 use crate::tools::{OutputSink, ReadLedger, Registry, ToolCtx, Workspace};
 
-pub use protocol::{BudgetLimit, BudgetReport, Command, Event, TurnOutcome};
+pub use protocol::{BudgetLimit, BudgetReport, Command, CompactionKind, Event, TurnOutcome};
 
 /// Events buffered between the agent and a slow front end before the agent waits.
 const EVENT_BUFFER: usize = 1024;
@@ -66,6 +67,8 @@ pub struct AgentSetup {
     pub budget: Budget,
     /// The model's context window and prices, where known.
     pub model_info: ModelInfo,
+    /// When a conversation that fills the context window is compacted.
+    pub compaction: Compaction,
     /// Where the session is recorded; `None` records nothing.
     pub transcript: Option<SessionWriter>,
     /// A recorded session to continue (`--resume`); `None` starts a new conversation.
@@ -215,6 +218,7 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
         meter: budget::TaskMeter::start(std::time::Instant::now()),
         repetition: repetition::RepetitionGuard::default(),
         checkpoints,
+        compaction: compaction::Compactor::new(setup.compaction),
     };
     tokio::spawn(async move {
         // Probing the sandbox runs its launcher once, so it happens here, off the

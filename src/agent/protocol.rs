@@ -188,6 +188,47 @@ pub enum Event {
     UndoFailed {
         message: String,
     },
+    /// The conversation filled enough of the context window to be compacted before the
+    /// next model call; the estimates are of the prompt, in tokens.
+    Compacted {
+        before_tokens_estimate: u64,
+        after_tokens_estimate: u64,
+        kind: CompactionKind,
+    },
+    /// Compacting failed (`reason` says why); the conversation is left whole and is not
+    /// compacted again in this session.
+    CompactionFailed {
+        reason: String,
+    },
+}
+
+/// The line front ends show for [`Event::CompactionFailed`].
+pub fn compaction_failed_line(reason: &str) -> String {
+    format!("context compaction failed and is off for this session: {reason}")
+}
+
+/// How [`Event::Compacted`] made the conversation smaller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionKind {
+    /// Older tool results were replaced by one-line notes.
+    PrunedToolResults,
+    /// Older turns were replaced by a summary the model wrote.
+    Summarised,
+}
+
+impl CompactionKind {
+    /// The line front ends show for [`Event::Compacted`].
+    pub fn describe(self, before_tokens_estimate: u64, after_tokens_estimate: u64) -> String {
+        let what = match self {
+            CompactionKind::PrunedToolResults => "pruned older tool results",
+            CompactionKind::Summarised => "summarised older turns",
+        };
+        format!(
+            "context compacted: {what} (~{before_tokens_estimate} → ~{after_tokens_estimate} \
+             tokens)"
+        )
+    }
 }
 
 /// The line front ends show for [`Event::Retrying`]:

@@ -29,6 +29,7 @@ use crate::tools::{OutputChunk, OutputSink, Registry, ToolCtx};
 use super::approval::ApprovalDesk;
 use super::budget::TaskMeter;
 use super::checkpoints::Checkpoints;
+use super::compaction::Compactor;
 use super::context;
 use super::conversation::{AssistantDraft, Conversation};
 use super::events::EventSink;
@@ -42,7 +43,7 @@ use crate::config::{Budget, ModelInfo};
 const CANCEL_GRACE: Duration = Duration::from_secs(3);
 
 /// How a step ended.
-enum StepEnd {
+pub(super) enum StepEnd {
     /// The response streamed to its end and every tool call in it has a result.
     Finished(StopReason),
     /// The model call failed. Complete tool calls it made have their results in the
@@ -115,6 +116,7 @@ pub(crate) struct Agent {
     pub(crate) meter: TaskMeter,
     pub(crate) repetition: RepetitionGuard,
     pub(crate) checkpoints: Arc<Checkpoints>,
+    pub(crate) compaction: Compactor,
 }
 
 impl Agent {
@@ -156,6 +158,14 @@ impl Agent {
             self.deliver_pending().await;
             if let Some(exhausted) = self.budget_exhausted() {
                 break exhausted;
+            }
+            match self.compact_if_due().await {
+                None => {}
+                Some(StepEnd::Shutdown) => {
+                    self.end_turn(TurnOutcome::Interrupted).await;
+                    return std::ops::ControlFlow::Break(());
+                }
+                Some(_) => break TurnOutcome::Interrupted,
             }
             step += 1;
             self.meter.count_step();
@@ -564,7 +574,7 @@ impl Agent {
     }
 
     /// Waits for a command that cancels the step, holding user messages for later.
-    async fn wait_for_cancel(&mut self) -> StepEnd {
+    pub(super) async fn wait_for_cancel(&mut self) -> StepEnd {
         loop {
             let command = self.commands.recv().await;
             if let Some(end) = self.on_command_during_step(command).await {
@@ -674,7 +684,8 @@ impl Agent {
         }
     }
 
-    async fn record_usage(&mut self, call: Usage) {
+    pub(super) async fn record_usage(&mut self, call: Usage) {
+        self.compaction.observe(&call);
         self.session_usage += call;
         self.meter.add_usage(&call);
         let session = self.session_usage;

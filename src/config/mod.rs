@@ -9,6 +9,7 @@
 //! tested without touching the process environment.
 
 mod budget;
+mod context;
 mod models;
 
 use std::num::NonZeroU64;
@@ -18,6 +19,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 pub use budget::{Budget, BudgetSection, DEFAULT_MAX_STEPS};
+pub use context::{Compaction, ContextSection, DEFAULT_COMPACT_AT, DEFAULT_KEEP_RECENT_STEPS};
 pub use models::{ModelEntry, ModelInfo, ModelTable, Prices};
 
 use crate::lint::LintConfig;
@@ -65,6 +67,9 @@ pub struct FileConfig {
     /// `[network]`: retries and the idle watchdog of model calls.
     #[serde(default)]
     pub network: NetworkSection,
+    /// `[context]`: when a full conversation is compacted.
+    #[serde(default)]
+    pub context: ContextSection,
 }
 
 /// The `[network]` table; unset fields keep the defaults of [`RetryPolicy`] and
@@ -206,6 +211,8 @@ pub struct Settings {
     pub budget: Budget,
     /// The context window and prices of `endpoint.model`, where known.
     pub model_info: ModelInfo,
+    /// When the conversation is compacted.
+    pub compaction: Compaction,
 }
 
 /// Where duet reads and writes its own files.
@@ -406,6 +413,7 @@ pub fn resolve(
         policy: file.policy.clone(),
         budget,
         model_info,
+        compaction: file.context.resolve()?,
     })
 }
 
@@ -683,6 +691,7 @@ max_tokens = 4096
                 budget: BudgetSection::default(),
                 models: ModelTable::default(),
                 network: NetworkSection::default(),
+                context: ContextSection::default(),
             }
         );
     }
@@ -706,6 +715,19 @@ output = 0.2
         assert_eq!(settings.budget.max_cost_usd, Some(0.5));
         assert_eq!(settings.model_info.context_window, Some(32_768));
         assert_eq!(settings.model_info.prices.map(|p| p.output), Some(0.2));
+    }
+
+    #[test]
+    fn the_context_table_reaches_the_settings() {
+        let text = "[context]\ncompact_at = 0.5\nkeep_recent_steps = 2\n";
+        let file = parse_file(Path::new("c.toml"), text).unwrap();
+        let vars = [("ANTHROPIC_API_KEY", "k")];
+        let settings = resolve_with(&file, &vars, &Flags::default()).unwrap();
+        assert_eq!(settings.compaction.compact_at, 0.5);
+        assert_eq!(settings.compaction.keep_recent_steps, 2);
+        let bad = parse_file(Path::new("c.toml"), "[context]\ncompact_at = 2.0\n").unwrap();
+        let error = resolve_with(&bad, &vars, &Flags::default()).unwrap_err();
+        assert!(error.to_string().contains("context.compact_at"), "{error}");
     }
 
     #[test]

@@ -82,8 +82,7 @@ impl ModelInfo {
     /// provider let a prompt overflow the configured window).
     pub fn context_used(&self, usage: &Usage) -> Option<f32> {
         let window = self.context_window.filter(|&window| window > 0)?;
-        let prompt = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens;
-        Some((prompt as f64 / window as f64) as f32)
+        Some((usage.prompt_tokens() as f64 / window as f64) as f32)
     }
 }
 

@@ -1,7 +1,7 @@
 use std::io::Write;
 
 use super::Printer;
-use crate::agent::protocol::{ApprovalView, retry_line};
+use crate::agent::protocol::{ApprovalView, compaction_failed_line, retry_line};
 use crate::agent::{Event, TurnOutcome};
 use crate::policy::Decision;
 use crate::provider::Usage;
@@ -313,6 +313,20 @@ impl Printer for HumanPrinter {
                 let line = self.paint(Style::Red, &format!("undo: {message}"));
                 self.line(out, &line)?;
             }
+            Event::Compacted {
+                before_tokens_estimate,
+                after_tokens_estimate,
+                kind,
+            } => {
+                let text = kind.describe(*before_tokens_estimate, *after_tokens_estimate);
+                let line = self.paint(Style::Dim, &text);
+                self.line(out, &line)?;
+            }
+            Event::CompactionFailed { reason } => {
+                let text = format!("warning: {}", compaction_failed_line(reason));
+                let line = self.paint(Style::Yellow, &text);
+                self.line(out, &line)?;
+            }
             // The checkpoint ids are for session records (`--json` carries them).
             Event::CheckpointTaken { .. }
             | Event::StepStarted { .. }
@@ -450,6 +464,26 @@ mod tests {
             "  ? approve destructive command `echo ok > Cargo.lock`? (auto mode asks before a \
              destructive command)\n    · destructive: `> Cargo.lock` overwrites Cargo.lock, a \
              protected file\n    · Cargo.lock is protected (lockfile)\n"
+        );
+    }
+
+    #[test]
+    fn compaction_and_its_failure_are_announced() {
+        let text = render(&[
+            Event::Compacted {
+                before_tokens_estimate: 9000,
+                after_tokens_estimate: 2000,
+                kind: crate::agent::CompactionKind::Summarised,
+            },
+            Event::CompactionFailed {
+                reason: "the summary call failed: HTTP 500".into(),
+            },
+        ]);
+        assert_eq!(
+            text,
+            "context compacted: summarised older turns (~9000 → ~2000 tokens)\n\
+             warning: context compaction failed and is off for this session: the summary call \
+             failed: HTTP 500\n"
         );
     }
 

@@ -120,6 +120,13 @@ pub struct Usage {
     pub cache_write_tokens: u64,
 }
 
+impl Usage {
+    /// The whole prompt of the call, cached or not.
+    pub fn prompt_tokens(&self) -> u64 {
+        self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+    }
+}
+
 impl std::ops::AddAssign for Usage {
     fn add_assign(&mut self, call: Usage) {
         self.input_tokens += call.input_tokens;

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::SessionError;
 use super::record::{FORMAT_VERSION, Header, Record};
-use crate::provider::{Block, ToolResult, Usage};
+use crate::provider::{Block, Message, ToolResult, Usage};
 
 /// One change to the conversation, in the order it happened. Replaying them with the
 /// agent's own rules rebuilds the conversation the model saw.
@@ -20,6 +20,9 @@ pub enum Change {
         assistant: Vec<Block>,
         results: Vec<ToolResult>,
     },
+    /// The conversation was compacted into exactly these messages; the changes before
+    /// are superseded.
+    Compacted(Vec<Message>),
 }
 
 /// A session as recorded.
@@ -159,6 +162,12 @@ impl Rebuild {
                 self.partial = None;
                 self.session.changes.clear();
                 self.session.summaries.clear();
+            }
+            Record::Compacted { messages } => {
+                // Compaction happens between steps, and restates every step before it.
+                self.partial = None;
+                self.session.changes.clear();
+                self.session.changes.push(Change::Compacted(messages));
             }
             Record::Resumed { .. } => {
                 // The previous process may have died mid-step: what it recorded of

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::policy::{ApprovalMode, Decision};
-use crate::provider::{Block, ToolResult, Usage, Wire};
+use crate::provider::{Block, Message, ToolResult, Usage, Wire};
 
 /// The transcript format this duet writes and the newest it reads. Adding a record kind
 /// or a field does not change it (older readers skip what they do not know); changing
@@ -28,8 +28,8 @@ pub struct Header {
 
 /// One thing that happened in a session, appended as it happens.
 ///
-/// The conversation is rebuilt from `User`, `AssistantPart`, `ToolResult`, `Step` and
-/// `Cleared`; the other kinds describe the session. A step's parts are recorded as they
+/// The conversation is rebuilt from `User`, `AssistantPart`, `ToolResult`, `Step`,
+/// `Cleared` and `Compacted`; the other kinds describe the session. A step's parts are recorded as they
 /// settle, so a process killed mid-step loses at most the part in flight; the `Step`
 /// record then restates the step whole, because results change after they were first
 /// recorded (project checks are appended, cancelled calls are answered).
@@ -84,6 +84,11 @@ pub enum Record {
     },
     /// The conversation was forgotten; what follows starts afresh.
     Cleared,
+    /// The conversation was compacted to save context: it is now exactly `messages`, and
+    /// what follows continues from them.
+    Compacted {
+        messages: Vec<Message>,
+    },
     /// Turn `turn` changed files: the snapshots (git commit ids) taken before its first
     /// change and at its end, so a resumed session can still undo it.
     TurnCheckpoints {

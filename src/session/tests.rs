@@ -288,6 +288,45 @@ fn a_clear_forgets_the_conversation_but_not_the_first_message() {
 }
 
 #[test]
+fn a_compaction_replaces_the_changes_before_it_and_later_ones_follow() {
+    let dir = tempfile::tempdir().unwrap();
+    let compacted = vec![crate::provider::Message::user_text(
+        "Summary: a.txt was edited.",
+    )];
+    let path = record_session(
+        dir.path(),
+        "s1",
+        &[
+            Record::User { text: "old".into() },
+            Record::Step {
+                assistant: vec![text("Old answer.")],
+                results: Vec::new(),
+            },
+            Record::Compacted {
+                messages: compacted.clone(),
+            },
+            Record::Step {
+                assistant: vec![text("Continuing.")],
+                results: Vec::new(),
+            },
+        ],
+    );
+    let session = load(&path).unwrap();
+    assert_eq!(
+        session.changes,
+        vec![
+            Change::Compacted(compacted),
+            Change::Step {
+                assistant: vec![text("Continuing.")],
+                results: Vec::new(),
+            },
+        ]
+    );
+    assert_eq!(session.first_message.as_deref(), Some("old"));
+    assert_eq!(session.turns, 1);
+}
+
+#[test]
 fn a_torn_last_line_is_skipped_and_cut_off_before_appending() {
     let dir = tempfile::tempdir().unwrap();
     let path = record_session(

@@ -137,6 +137,7 @@ impl TestAgent {
             policy: duet::policy::PolicyConfig::default(),
             budget: duet::config::Budget::default(),
             model_info: duet::config::ModelInfo::default(),
+            compaction: duet::config::Compaction::default(),
             transcript: None,
             resume: None,
         };

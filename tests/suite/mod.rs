@@ -3,6 +3,7 @@
 mod agent_loop;
 mod approval;
 mod command_policy;
+mod compaction;
 mod exec_cli;
 mod faults;
 mod lint_after_write;

@@ -45,7 +45,7 @@ use self::scroll::Scroll;
 use self::stream::TextStream;
 use self::tool_card::ToolCard;
 use self::view::Layout;
-use crate::agent::protocol::retry_line;
+use crate::agent::protocol::{compaction_failed_line, retry_line};
 use crate::agent::{Event, TurnOutcome};
 use crate::provider::StopReason;
 use crate::tui::action::Action;
@@ -222,6 +222,17 @@ impl Transcript {
                 self.push_notice(&format!("undone: {}", files.join(", ")), NoticeKind::Info);
             }
             Event::UndoFailed { message } => self.push_notice(message, NoticeKind::Error),
+            Event::Compacted {
+                before_tokens_estimate,
+                after_tokens_estimate,
+                kind,
+            } => {
+                let text = kind.describe(*before_tokens_estimate, *after_tokens_estimate);
+                self.push_notice(&text, NoticeKind::Info);
+            }
+            Event::CompactionFailed { reason } => {
+                self.push_notice(&compaction_failed_line(reason), NoticeKind::Warning);
+            }
         }
         true
     }

@@ -592,6 +592,29 @@ fn a_retry_marks_the_partial_reply_and_stops_the_cut_call() {
 }
 
 #[test]
+fn compaction_shows_as_a_notice() {
+    let start = Instant::now();
+    let mut transcript = Transcript::new(Theme::new(false));
+    let shown = transcript.on_event(
+        &Event::Compacted {
+            before_tokens_estimate: 9000,
+            after_tokens_estimate: 7000,
+            kind: crate::agent::CompactionKind::PrunedToolResults,
+        },
+        start,
+    );
+    assert!(shown);
+    let rows = card_rows(&mut transcript, start);
+    assert_eq!(
+        rows,
+        [
+            "· context compacted: pruned older tool results (~9000 →",
+            "  ~7000 tokens)"
+        ]
+    );
+}
+
+#[test]
 fn toggling_cards_collapses_finished_bodies_but_not_running_tails() {
     let start = Instant::now();
     let mut transcript = three_running_cards(start);

@@ -1,0 +1,253 @@
+//! Context compaction against the scripted server: a prompt past the threshold gets
+//! older tool results pruned, or older turns summarised by one plain model call, and the
+//! task goes on with a smaller request; a resumed session continues from the compacted
+//! conversation; a failed summary turns compaction off instead of looping. Every test
+//! checks the server saw only valid requests.
+
+use std::path::Path;
+
+use duet::agent::{CompactionKind, Event, TurnOutcome};
+use duet::config::{Compaction, ModelInfo};
+use duet::policy::ApprovalMode;
+use duet::provider::{Block, Role, StopReason, Wire};
+use duet::session::{self, FORMAT_VERSION, Header, Record, SessionWriter};
+use pretty_assertions::assert_eq;
+
+use crate::common::harness::{TestAgent, TestRepo, all_text};
+use crate::common::script::Script;
+use crate::common::scripted_server::{RecordedRequest, ScriptedServer};
+
+for_each_wire!(
+    a_full_context_is_summarised_and_the_task_goes_on,
+    large_old_results_are_pruned_when_that_is_enough,
+    a_failed_summary_turns_compaction_off_and_the_task_goes_on,
+);
+
+/// Compaction at 8000 prompt tokens, keeping only the newest model call whole.
+const WINDOW: ModelInfo = ModelInfo {
+    context_window: Some(10_000),
+    prices: None,
+};
+
+fn compaction() -> Compaction {
+    Compaction {
+        keep_recent_steps: 1,
+        ..Compaction::default()
+    }
+}
+
+/// A turn that reads `path`, reporting a prompt of `input` tokens.
+fn read_turn(path: &str, input: u64) -> String {
+    format!(
+        "[[turn]]\nblocks = [{{ text = \"Reading {path}.\" }}, {{ tool = \"read\", args = \
+         '{{\"path\": \"{path}\"}}' }}]\nusage = {{ input = {input}, output = 10 }}\n"
+    )
+}
+
+fn text_turn(text: &str, input: u64) -> String {
+    format!(
+        "[[turn]]\nblocks = [{{ text = \"{text}\" }}]\nusage = {{ input = {input}, output = 10 }}\n"
+    )
+}
+
+fn script(turns: &[String]) -> Script {
+    Script::from_toml(&turns.concat()).expect("script")
+}
+
+fn repo() -> TestRepo {
+    let big: String = (0..300).map(|n| format!("big line {n}\n")).collect();
+    TestRepo::with_files(&[
+        ("a.txt", "alpha\n"),
+        ("b.txt", "bravo\n"),
+        ("c.txt", "charlie\n"),
+        ("big.txt", &big),
+    ])
+}
+
+fn header(workspace: &Path) -> Header {
+    Header {
+        format: FORMAT_VERSION,
+        id: "1-1".into(),
+        workspace: workspace.display().to_string(),
+        model: "scripted-model".into(),
+        provider: Wire::Anthropic,
+        started_at: 1,
+        duet_version: "test".into(),
+    }
+}
+
+fn finished() -> TurnOutcome {
+    TurnOutcome::Finished {
+        stop_reason: StopReason::EndTurn,
+    }
+}
+
+/// The conversation messages of a request (OpenAI also sends the system prompt as one).
+fn message_count(request: &RecordedRequest) -> usize {
+    request.body["messages"].as_array().map_or(0, |messages| {
+        messages
+            .iter()
+            .filter(|message| message["role"] != "system")
+            .count()
+    })
+}
+
+fn compactions(agent: &TestAgent) -> Vec<CompactionKind> {
+    agent
+        .seen
+        .iter()
+        .filter_map(|event| match event {
+            Event::Compacted { kind, .. } => Some(*kind),
+            _ => None,
+        })
+        .collect()
+}
+
+async fn a_full_context_is_summarised_and_the_task_goes_on(wire: Wire) {
+    let server = ScriptedServer::start(script(&[
+        read_turn("a.txt", 3_000),
+        read_turn("b.txt", 5_000),
+        read_turn("c.txt", 9_000),
+        text_turn("SUMMARY: read a.txt and b.txt; c.txt is next.", 1_500),
+        text_turn("Done.", 1_000),
+    ]))
+    .await;
+    let repo = repo();
+    let dir = tempfile::tempdir().unwrap();
+    let writer = SessionWriter::create(dir.path(), header(repo.path()));
+    let path = writer.path().to_path_buf();
+    let mut agent =
+        TestAgent::start_with(&server, wire, repo.path(), ApprovalMode::Auto, |setup| {
+            setup.model_info = WINDOW;
+            setup.compaction = compaction();
+            setup.transcript = Some(writer);
+        });
+    agent.send("read the files");
+    assert_eq!(agent.turn_end().await, finished());
+    server.assert_no_violations();
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5);
+    let summary_request = &requests[3];
+    assert!(
+        summary_request.body.get("tools").is_none(),
+        "a plain request"
+    );
+    assert_eq!(message_count(summary_request), 1);
+    let quoted = all_text(summary_request);
+    assert!(quoted.contains("Reading a.txt."), "{quoted}");
+    assert!(quoted.contains("bravo"), "{quoted}");
+    assert!(
+        quoted.contains("Summarise the conversation above"),
+        "{quoted}"
+    );
+
+    let (before, after) = (&requests[2], &requests[4]);
+    assert!(
+        message_count(after) < message_count(before),
+        "{} messages after, {} before",
+        message_count(after),
+        message_count(before)
+    );
+    let sent = all_text(after);
+    assert!(sent.contains("SUMMARY: read a.txt and b.txt"), "{sent}");
+    assert!(!sent.contains("Reading a.txt."), "summarised away: {sent}");
+    assert!(sent.contains("charlie"), "the newest step is whole: {sent}");
+    assert_eq!(compactions(&agent), vec![CompactionKind::Summarised]);
+
+    // A resumed session continues from the compacted conversation.
+    let recorded = session::load(&path).unwrap();
+    let resumed = Record::Resumed {
+        at: 2,
+        model: "scripted-model".into(),
+        provider: wire,
+        duet_version: "test".into(),
+    };
+    let mut second =
+        TestAgent::start_with(&server, wire, repo.path(), ApprovalMode::Auto, |setup| {
+            setup.transcript = Some(SessionWriter::resume(&path, resumed));
+            setup.resume = Some(recorded);
+        });
+    let restored = second
+        .wait_for("the restored conversation", |event| {
+            matches!(event, Event::ConversationRestored { .. })
+        })
+        .await;
+    let Event::ConversationRestored { messages, .. } = restored else {
+        unreachable!("wait_for returned a non-matching event");
+    };
+    assert_eq!(
+        messages.len(),
+        4,
+        "summary, read of c.txt, its result, Done: {messages:#?}"
+    );
+    assert_eq!(messages[0].role, Role::User);
+    let Block::Text { text } = &messages[0].content[0] else {
+        panic!("the summary is user text: {messages:#?}");
+    };
+    assert!(text.contains("SUMMARY: read a.txt and b.txt"), "{text}");
+}
+
+async fn large_old_results_are_pruned_when_that_is_enough(wire: Wire) {
+    let server = ScriptedServer::start(script(&[
+        read_turn("big.txt", 3_000),
+        read_turn("b.txt", 8_100),
+        text_turn("Done.", 2_000),
+    ]))
+    .await;
+    let repo = repo();
+    let mut agent =
+        TestAgent::start_with(&server, wire, repo.path(), ApprovalMode::Auto, |setup| {
+            setup.model_info = WINDOW;
+            setup.compaction = compaction();
+        });
+    agent.send("read the files");
+    assert_eq!(agent.turn_end().await, finished());
+    server.assert_no_violations();
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "no summary call");
+    assert!(all_text(&requests[1]).contains("big line 250"));
+    let sent = all_text(&requests[2]);
+    assert!(!sent.contains("big line 250"), "{sent}");
+    assert!(
+        sent.contains("[pruned to save context: read returned"),
+        "{sent}"
+    );
+    assert!(sent.contains("bravo"), "the newest result is whole: {sent}");
+    assert_eq!(
+        message_count(&requests[2]),
+        message_count(&requests[1]) + 2,
+        "the calls stay"
+    );
+    assert_eq!(compactions(&agent), vec![CompactionKind::PrunedToolResults]);
+}
+
+async fn a_failed_summary_turns_compaction_off_and_the_task_goes_on(wire: Wire) {
+    let server = ScriptedServer::start(script(&[
+        read_turn("a.txt", 3_000),
+        read_turn("b.txt", 9_000),
+        "[[turn]]\nstatus = 500\n".to_string(),
+        read_turn("c.txt", 9_500),
+        text_turn("Done.", 9_800),
+    ]))
+    .await;
+    let repo = repo();
+    let mut agent =
+        TestAgent::start_with(&server, wire, repo.path(), ApprovalMode::Auto, |setup| {
+            setup.model_info = WINDOW;
+            setup.compaction = compaction();
+        });
+    agent.send("read the files");
+    assert_eq!(agent.turn_end().await, finished());
+    server.assert_no_violations();
+
+    assert_eq!(server.requests().len(), 5, "one summary call, never again");
+    let failures: Vec<&Event> = agent
+        .seen
+        .iter()
+        .filter(|event| matches!(event, Event::CompactionFailed { .. }))
+        .collect();
+    assert_eq!(failures.len(), 1, "{failures:#?}");
+    assert_eq!(compactions(&agent), Vec::new());
+}
