@@ -21,6 +21,7 @@ for_each_wire!(
     a_full_context_is_summarised_and_the_task_goes_on,
     large_old_results_are_pruned_when_that_is_enough,
     a_failed_summary_turns_compaction_off_and_the_task_goes_on,
+    an_interrupt_cancels_the_summary_and_leaves_the_conversation_whole,
 );
 
 /// Compaction at 8000 prompt tokens, keeping only the newest model call whole.
@@ -36,11 +37,12 @@ fn compaction() -> Compaction {
     }
 }
 
-/// A turn that reads `path`, reporting a prompt of `input` tokens.
+/// A turn that thinks, then reads `path`, reporting a prompt of `input` tokens.
 fn read_turn(path: &str, input: u64) -> String {
     format!(
-        "[[turn]]\nblocks = [{{ text = \"Reading {path}.\" }}, {{ tool = \"read\", args = \
-         '{{\"path\": \"{path}\"}}' }}]\nusage = {{ input = {input}, output = 10 }}\n"
+        "[[turn]]\nblocks = [{{ thinking = \"Plan {path}.\" }}, {{ text = \"Reading {path}.\" }}, \
+         {{ tool = \"read\", args = '{{\"path\": \"{path}\"}}' }}]\nusage = {{ input = {input}, \
+         output = 10 }}\n"
     )
 }
 
@@ -141,6 +143,10 @@ async fn a_full_context_is_summarised_and_the_task_goes_on(wire: Wire) {
         quoted.contains("Summarise the conversation above"),
         "{quoted}"
     );
+    assert!(
+        !quoted.contains("Plan a.txt."),
+        "thinking is not quoted: {quoted}"
+    );
 
     let (before, after) = (&requests[2], &requests[4]);
     assert!(
@@ -153,6 +159,12 @@ async fn a_full_context_is_summarised_and_the_task_goes_on(wire: Wire) {
     assert!(sent.contains("SUMMARY: read a.txt and b.txt"), "{sent}");
     assert!(!sent.contains("Reading a.txt."), "summarised away: {sent}");
     assert!(sent.contains("charlie"), "the newest step is whole: {sent}");
+    if wire == Wire::Anthropic {
+        assert!(
+            sent.contains("Plan c.txt."),
+            "its signed thinking stays: {sent}"
+        );
+    }
     assert_eq!(compactions(&agent), vec![CompactionKind::Summarised]);
 
     // A resumed session continues from the compacted conversation.
@@ -250,4 +262,46 @@ async fn a_failed_summary_turns_compaction_off_and_the_task_goes_on(wire: Wire) 
         .collect();
     assert_eq!(failures.len(), 1, "{failures:#?}");
     assert_eq!(compactions(&agent), Vec::new());
+}
+
+async fn an_interrupt_cancels_the_summary_and_leaves_the_conversation_whole(wire: Wire) {
+    let server = ScriptedServer::start(script(&[
+        read_turn("a.txt", 3_000),
+        read_turn("b.txt", 9_000),
+        "[[turn]]\nblocks = [{ text = \"SUMMARY\" }, { gate = \"summarising\" }, \
+         { text = \" never sent\" }]\n"
+            .to_string(),
+        text_turn("Done.", 1_000),
+    ]))
+    .await;
+    let repo = repo();
+    let mut agent =
+        TestAgent::start_with(&server, wire, repo.path(), ApprovalMode::Auto, |setup| {
+            setup.model_info = WINDOW;
+            setup.compaction = compaction();
+        });
+    agent.send("read the files");
+    server.wait_for_gate("summarising").await;
+    agent.interrupt();
+    assert_eq!(agent.turn_end().await, TurnOutcome::Interrupted);
+
+    agent.send("go on");
+    assert_eq!(agent.turn_end().await, finished());
+    server.assert_no_violations();
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    let sent = all_text(&requests[3]);
+    assert!(
+        sent.contains("Reading a.txt."),
+        "nothing was compacted: {sent}"
+    );
+    assert!(!sent.contains("SUMMARY"), "{sent}");
+    assert_eq!(compactions(&agent), Vec::new());
+    assert!(
+        !agent
+            .seen
+            .iter()
+            .any(|event| matches!(event, Event::CompactionFailed { .. })),
+        "an interrupt is no failure"
+    );
 }
