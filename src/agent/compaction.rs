@@ -194,7 +194,7 @@ async fn read_summary(
 }
 
 /// A rough token count of `messages`, for what no provider has counted yet.
-pub(crate) fn estimate_tokens(messages: &[Message]) -> u64 {
+fn estimate_tokens(messages: &[Message]) -> u64 {
     tokens_of(
         messages
             .iter()
@@ -236,7 +236,7 @@ fn recent_start(messages: &[Message], keep: usize) -> Option<usize> {
 /// Replaces each tool result older than the newest `keep` model calls by a one-line
 /// note (when that is shorter); the calls stay as they were. Returns the characters
 /// saved.
-pub(crate) fn prune_tool_results(messages: &mut [Message], keep: usize) -> usize {
+fn prune_tool_results(messages: &mut [Message], keep: usize) -> usize {
     let Some(recent) = recent_start(messages, keep) else {
         return 0;
     };
@@ -293,7 +293,7 @@ fn clip(text: &str, limit: usize) -> String {
 
 /// Where the summarised part ends: the messages before the newest `keep` model calls,
 /// when they hold a model call worth summarising.
-pub(crate) fn summary_cut(messages: &[Message], keep: usize) -> Option<usize> {
+fn summary_cut(messages: &[Message], keep: usize) -> Option<usize> {
     let cut = recent_start(messages, keep)?;
     messages[..cut]
         .iter()
@@ -304,7 +304,7 @@ pub(crate) fn summary_cut(messages: &[Message], keep: usize) -> Option<usize> {
 /// A plain request (no tools) for a summary of `older`, quoted as text: a transcript
 /// of tool calls would need the tools defined, and its thinking signatures would not
 /// hold in another conversation.
-pub(crate) fn summary_request(older: &[Message], max_tokens: u32) -> ModelRequest {
+fn summary_request(older: &[Message], max_tokens: u32) -> ModelRequest {
     let text = format!("{}\n\n{SUMMARY_INSTRUCTIONS}", render_transcript(older));
     ModelRequest {
         system: vec![SUMMARY_SYSTEM.to_string()],
@@ -359,7 +359,7 @@ fn render_transcript(messages: &[Message]) -> String {
 /// The conversation with the messages before `cut` replaced by one user message
 /// holding `summary`. `cut` must start an assistant message (see [`summary_cut`]), so
 /// roles still alternate and no call is parted from its result.
-pub(crate) fn splice_summary(messages: &[Message], cut: usize, summary: &str) -> Vec<Message> {
+fn splice_summary(messages: &[Message], cut: usize, summary: &str) -> Vec<Message> {
     let mut spliced = vec![Message::user_text(format!(
         "{SUMMARY_HEADER}{}",
         summary.trim()
