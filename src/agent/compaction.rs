@@ -26,14 +26,11 @@ use super::turn::{Agent, StepEnd};
 /// How a pruned result begins, so it is never pruned twice.
 const PRUNED_PREFIX: &str = "[pruned to save context: ";
 
-const SUMMARY_SYSTEM: &str = "You summarise a coding session between a user and an AI \
-    coding agent, so that the agent can continue the work from your summary alone.";
+/// The system prompt of the summary call.
+const SUMMARY_SYSTEM: &str = include_str!("../../assets/summary_system.md");
 
-const SUMMARY_INSTRUCTIONS: &str = "Summarise the conversation above for the agent that \
-    will continue it. Cover the user's goals and requests; the decisions made and why; the \
-    files read, created or changed, and how; the commands run and what they showed; what \
-    is done and what is left to do, with any open problems. Be concrete (paths, names, \
-    errors) and brief. Answer with the summary only.";
+/// What the summary call asks for, after the conversation it summarises.
+const SUMMARY_INSTRUCTIONS: &str = include_str!("../../assets/summary_request.md");
 
 /// Leads the user message that replaces the summarised turns.
 const SUMMARY_HEADER: &str =
@@ -305,9 +302,13 @@ fn summary_cut(messages: &[Message], keep: usize) -> Option<usize> {
 /// of tool calls would need the tools defined, and its thinking signatures would not
 /// hold in another conversation.
 fn summary_request(older: &[Message], max_tokens: u32) -> ModelRequest {
-    let text = format!("{}\n\n{SUMMARY_INSTRUCTIONS}", render_transcript(older));
+    let text = format!(
+        "{}\n\n{}",
+        render_transcript(older),
+        SUMMARY_INSTRUCTIONS.trim_end()
+    );
     ModelRequest {
-        system: vec![SUMMARY_SYSTEM.to_string()],
+        system: vec![SUMMARY_SYSTEM.trim_end().to_string()],
         tools: Vec::new(),
         messages: vec![Message::user_text(text)],
         volatile_context: None,
@@ -532,7 +533,7 @@ mod tests {
         assert!(text.contains("[agent calls read]\n{\"path\": \"c1.rs\"}"));
         assert!(text.contains("[read result]\nline 0 of the file"));
         assert!(!text.contains("sig-c0"), "no thinking: {text}");
-        assert!(text.ends_with(SUMMARY_INSTRUCTIONS));
+        assert!(text.ends_with(SUMMARY_INSTRUCTIONS.trim_end()));
     }
 
     #[test]
