@@ -8,6 +8,7 @@
 //! the previous one (the conversation only grows); the answer's own tokens can still
 //! carry a task a little past a token or cost limit, never a step limit.
 
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::config::{Budget, ModelInfo};
@@ -147,6 +148,73 @@ impl TaskMeter {
     }
 }
 
+/// The current task's meter, shared with the sub-loops that spend on the task's behalf
+/// (see `explore`): their model calls, tokens and tool runs count against the same
+/// limits as the task's own.
+#[derive(Clone, Debug)]
+pub(crate) struct SharedMeter {
+    inner: Arc<Mutex<TaskMeter>>,
+}
+
+impl SharedMeter {
+    pub(crate) fn start(now: Instant) -> Self {
+        Self {
+            inner: Arc::new(Mutex::new(TaskMeter::start(now))),
+        }
+    }
+
+    /// Starts a new task in place, so every holder sees the new meter.
+    pub(crate) fn restart(&self, now: Instant) {
+        *self.lock() = TaskMeter::start(now);
+    }
+
+    pub(crate) fn count_step(&self) {
+        self.lock().count_step();
+    }
+
+    pub(crate) fn add_usage(&self, call: &Usage) {
+        self.lock().add_usage(call);
+    }
+
+    pub(crate) fn count_tool_run(&self) {
+        self.lock().count_tool_run();
+    }
+
+    pub(crate) fn note_file_changed(&self, path: &str) {
+        self.lock().note_file_changed(path);
+    }
+
+    pub(crate) fn check(
+        &self,
+        budget: &Budget,
+        model: &ModelInfo,
+        now: Instant,
+    ) -> Result<(), Exhausted> {
+        self.lock().check(budget, model, now)
+    }
+
+    pub(crate) fn report(
+        &self,
+        exhausted: Exhausted,
+        model: &ModelInfo,
+        now: Instant,
+        last_message: Option<String>,
+    ) -> BudgetReport {
+        self.lock().report(exhausted, model, now, last_message)
+    }
+
+    /// The model calls the step limit still allows.
+    pub(crate) fn steps_left(&self, budget: &Budget) -> u32 {
+        budget.max_steps.saturating_sub(self.lock().steps)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, TaskMeter> {
+        // The meter holds plain counters: a panic mid-update leaves nothing half-done
+        // that matters more than stopping the task would.
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
 fn total_tokens(usage: &Usage) -> u64 {
     usage.input_tokens + usage.output_tokens + usage.cache_read_tokens + usage.cache_write_tokens
 }
@@ -277,6 +345,27 @@ mod tests {
         let mut meter = TaskMeter::start(now);
         meter.add_usage(&usage(1_000_000, 1_000_000));
         assert_eq!(meter.check(&budget, &ModelInfo::default(), now), Ok(()));
+    }
+
+    #[test]
+    fn a_shared_meter_sums_every_holder_and_restarts_for_all() {
+        let now = Instant::now();
+        let budget = Budget {
+            max_steps: 3,
+            ..unlimited()
+        };
+        let meter = SharedMeter::start(now);
+        let sub_loop = meter.clone();
+        meter.count_step();
+        sub_loop.count_step();
+        sub_loop.add_usage(&usage(100, 10));
+        assert_eq!(meter.steps_left(&budget), 1);
+        meter.count_step();
+        let exhausted = meter.check(&budget, &PRICED, now).unwrap_err();
+        assert_eq!(exhausted.limit, BudgetLimit::Steps);
+        assert_eq!(meter.report(exhausted, &PRICED, now, None).tokens, 110);
+        meter.restart(now);
+        assert_eq!(sub_loop.steps_left(&budget), 3);
     }
 
     #[test]

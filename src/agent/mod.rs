@@ -18,6 +18,7 @@ mod compaction;
 mod context;
 mod conversation;
 mod events;
+mod explore;
 mod notes;
 pub mod protocol;
 mod recording;
@@ -132,7 +133,16 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
     let instructions = context::load_instructions(&root);
     let mut system = vec![context::SYSTEM_PROMPT.trim_end().to_string()];
     system.extend(instructions.text);
-    let tools = Registry::core();
+    let meter = budget::SharedMeter::start(std::time::Instant::now());
+    let tools = Registry::core().with(Arc::new(explore::Explore {
+        client: Arc::clone(&setup.client),
+        meter: meter.clone(),
+        budget: setup.budget,
+        model_info: setup.model_info,
+        max_tokens: setup.max_tokens,
+        max_steps: explore::MAX_EXPLORE_STEPS,
+        outputs_dir: setup.outputs_dir.clone(),
+    }));
     let approvals = Arc::new(approval::ApprovalDesk::new(
         setup.approval,
         Policy::new(&root, setup.policy),
@@ -215,7 +225,7 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
         session_usage,
         budget: setup.budget,
         model_info: setup.model_info,
-        meter: budget::TaskMeter::start(std::time::Instant::now()),
+        meter,
         repetition: repetition::RepetitionGuard::default(),
         checkpoints,
         compaction: compaction::Compactor::new(setup.compaction),

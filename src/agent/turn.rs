@@ -27,7 +27,7 @@ use crate::session::Record;
 use crate::tools::{OutputChunk, OutputSink, Registry, ToolCtx};
 
 use super::approval::ApprovalDesk;
-use super::budget::TaskMeter;
+use super::budget::SharedMeter;
 use super::checkpoints::Checkpoints;
 use super::compaction::Compactor;
 use super::context;
@@ -113,7 +113,7 @@ pub(crate) struct Agent {
     pub(crate) budget: Budget,
     pub(crate) model_info: ModelInfo,
     /// What the current task has spent; restarted by each user message that starts one.
-    pub(crate) meter: TaskMeter,
+    pub(crate) meter: SharedMeter,
     pub(crate) repetition: RepetitionGuard,
     pub(crate) checkpoints: Arc<Checkpoints>,
     pub(crate) compaction: Compactor,
@@ -148,7 +148,7 @@ impl Agent {
     }
 
     async fn run_turn(&mut self) -> std::ops::ControlFlow<()> {
-        self.meter = TaskMeter::start(Instant::now());
+        self.meter.restart(Instant::now());
         self.repetition = RepetitionGuard::default();
         let mut recovery = Recovery::new(self.retry.clone(), self.max_tokens);
         let mut step = 0;

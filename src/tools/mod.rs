@@ -187,6 +187,26 @@ impl Registry {
         }
     }
 
+    /// The tools that only look: read, glob, grep. For sub-loops that must not change
+    /// anything or run commands.
+    pub fn read_only() -> Self {
+        Self {
+            tools: vec![
+                Arc::new(read::Read),
+                Arc::new(glob::Glob),
+                Arc::new(grep::Grep),
+            ],
+        }
+    }
+
+    /// The same tools plus `tool`, offered last. A tool whose name is taken replaces
+    /// the one it shadows, so names stay unique.
+    pub fn with(mut self, tool: Arc<dyn Tool>) -> Self {
+        self.tools.retain(|known| known.name() != tool.name());
+        self.tools.push(tool);
+        self
+    }
+
     pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
         self.tools.iter().find(|tool| tool.name() == name).cloned()
     }
@@ -365,6 +385,34 @@ mod tests {
         assert!(
             message.contains("read, write, edit, glob, grep"),
             "{message}"
+        );
+    }
+
+    #[test]
+    fn the_read_only_set_cannot_change_anything() {
+        let registry = Registry::read_only();
+        assert_eq!(
+            registry.names().collect::<Vec<_>>(),
+            ["read", "glob", "grep"]
+        );
+        let error = registry.prepare("shell", "{}").err();
+        let Some(ToolError::InvalidArguments(message)) = error else {
+            panic!("expected an InvalidArguments error, got {error:?}");
+        };
+        assert!(
+            message.contains("Available tools: read, glob, grep."),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn an_added_tool_comes_last_and_replaces_its_namesake() {
+        let registry = Registry::read_only()
+            .with(Arc::new(write::Write))
+            .with(Arc::new(read::Read));
+        assert_eq!(
+            registry.names().collect::<Vec<_>>(),
+            ["glob", "grep", "write", "read"]
         );
     }
 

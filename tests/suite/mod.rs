@@ -5,6 +5,7 @@ mod approval;
 mod command_policy;
 mod compaction;
 mod exec_cli;
+mod explore;
 mod faults;
 mod lint_after_write;
 mod loop_control;
