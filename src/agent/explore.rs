@@ -419,6 +419,8 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
+    use crate::agent::budget::Exhausted;
+    use crate::agent::protocol::BudgetLimit;
     use crate::provider::{ProviderError, StopReason, Usage};
 
     fn call(name: &str, arguments: &str) -> ToolCall {
@@ -494,8 +496,8 @@ mod tests {
         let reply = read_reply(stream, &meter).await.unwrap();
         assert_eq!(reply.calls, [call("read", r#"{"path": "a.rs"}"#)]);
         assert_eq!(text_of(&reply.blocks), "Looking.");
-        let exhausted = super::super::budget::Exhausted {
-            limit: super::super::protocol::BudgetLimit::Steps,
+        let exhausted = Exhausted {
+            limit: BudgetLimit::Steps,
             detail: String::new(),
         };
         let report = meter.report(exhausted, &ModelInfo::default(), Instant::now(), None);

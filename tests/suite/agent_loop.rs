@@ -117,7 +117,10 @@ async fn request_carries_instructions_environment_and_cache_prefix(wire: Wire) {
             Wire::OpenAiChat => tool["function"]["name"].as_str().unwrap(),
         })
         .collect();
-    assert_eq!(tools, ["read", "write", "edit", "glob", "grep", "shell"]);
+    assert_eq!(
+        tools,
+        ["read", "write", "edit", "glob", "grep", "shell", "explore"]
+    );
 
     if wire == Wire::Anthropic {
         let body = &request.body;
