@@ -60,6 +60,12 @@ impl TaskMeter {
         };
     }
 
+    /// A sub-loop's call: it counts against the task, but its prompt is not what the
+    /// task's next call sends again.
+    fn add_delegated_usage(&mut self, call: &Usage) {
+        self.usage += *call;
+    }
+
     pub(crate) fn count_tool_run(&mut self) {
         self.tools_run += 1;
     }
@@ -154,12 +160,15 @@ impl TaskMeter {
 #[derive(Clone, Debug)]
 pub(crate) struct SharedMeter {
     inner: Arc<Mutex<TaskMeter>>,
+    /// Sub-loop usage not yet added to the session's totals; kept across tasks.
+    unreported: Arc<Mutex<Usage>>,
 }
 
 impl SharedMeter {
     pub(crate) fn start(now: Instant) -> Self {
         Self {
             inner: Arc::new(Mutex::new(TaskMeter::start(now))),
+            unreported: Arc::default(),
         }
     }
 
@@ -174,6 +183,18 @@ impl SharedMeter {
 
     pub(crate) fn add_usage(&self, call: &Usage) {
         self.lock().add_usage(call);
+    }
+
+    /// Books a sub-loop's call on the task, and keeps it for the session's totals
+    /// (see [`Self::take_unreported`]).
+    pub(crate) fn add_delegated_usage(&self, call: &Usage) {
+        self.lock().add_delegated_usage(call);
+        *lock(&self.unreported) += *call;
+    }
+
+    /// The sub-loop usage booked since the last call, for the session's totals.
+    pub(crate) fn take_unreported(&self) -> Usage {
+        std::mem::take(&mut *lock(&self.unreported))
     }
 
     pub(crate) fn count_tool_run(&self) {
@@ -209,10 +230,14 @@ impl SharedMeter {
     }
 
     fn lock(&self) -> MutexGuard<'_, TaskMeter> {
-        // The meter holds plain counters: a panic mid-update leaves nothing half-done
-        // that matters more than stopping the task would.
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.inner)
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // The meter holds plain counters: a panic mid-update leaves nothing half-done that
+    // matters more than stopping the task would.
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn total_tokens(usage: &Usage) -> u64 {
@@ -366,6 +391,27 @@ mod tests {
         assert_eq!(meter.report(exhausted, &PRICED, now, None).tokens, 110);
         meter.restart(now);
         assert_eq!(sub_loop.steps_left(&budget), 3);
+    }
+
+    #[test]
+    fn delegated_usage_counts_but_does_not_set_the_next_prompt() {
+        let now = Instant::now();
+        let budget = Budget {
+            max_total_tokens: Some(2_000),
+            ..unlimited()
+        };
+        let meter = SharedMeter::start(now);
+        meter.add_usage(&usage(500, 0));
+        // A large sub-loop prompt: spent, but not what the task sends next.
+        meter.add_delegated_usage(&usage(1_200, 0));
+        // 1700 spent + the task's own 500 again = 2200.
+        assert_eq!(
+            meter.check(&budget, &PRICED, now).unwrap_err().limit,
+            BudgetLimit::Tokens
+        );
+        meter.restart(now);
+        assert_eq!(meter.take_unreported(), usage(1_200, 0));
+        assert_eq!(meter.take_unreported(), Usage::default());
     }
 
     #[test]

@@ -26,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{Budget, ModelInfo};
 use crate::provider::{
     Block, EventStream, ModelClient, ModelRequest, StreamEvent, ToolCall, ToolResult, ToolSpec,
+    Usage,
 };
 use crate::tools::{
     Concurrency, OutputSink, ReadLedger, Registry, Tool, ToolCtx, ToolError, ToolOutput,
@@ -36,6 +37,7 @@ use super::budget::SharedMeter;
 use super::conversation::{AssistantDraft, Conversation};
 use super::protocol::Event;
 use super::tool_runs::{CancelReason, ToolRuns};
+use super::turn::Agent;
 
 const EXPLORE_PROMPT: &str = include_str!("../../assets/explore_prompt.md");
 
@@ -319,6 +321,27 @@ impl<'a> Exploration<'a> {
     }
 }
 
+impl Agent {
+    /// Adds what explorations spent since the last report to the session's totals.
+    /// Their calls are not the conversation's, so the context gauge is left as it is.
+    pub(super) async fn report_explorer_usage(&mut self) {
+        let spent = self.meter.take_unreported();
+        if spent == Usage::default() {
+            return;
+        }
+        self.session_usage += spent;
+        let session = self.session_usage;
+        self.events
+            .emit(Event::Usage {
+                call: spent,
+                session,
+                session_cost_usd: self.model_info.prices.map(|prices| prices.cost(&session)),
+                context_used: None,
+            })
+            .await;
+    }
+}
+
 /// Reads one response to its end, booking its usage on `meter`.
 async fn read_reply(mut stream: EventStream, meter: &SharedMeter) -> Result<Reply, Ending> {
     let mut draft = AssistantDraft::default();
@@ -332,7 +355,7 @@ async fn read_reply(mut stream: EventStream, meter: &SharedMeter) -> Result<Repl
             StreamEvent::ToolCallStart { .. } | StreamEvent::ToolCallArgsDelta { .. } => {}
             StreamEvent::ToolCallEnd { call } => calls.push(draft.push_call(call)),
             StreamEvent::Finished { usage, .. } => {
-                meter.add_usage(&usage);
+                meter.add_delegated_usage(&usage);
                 return Ok(Reply {
                     blocks: draft.into_blocks(),
                     calls,
@@ -421,7 +444,7 @@ mod tests {
     use super::*;
     use crate::agent::budget::Exhausted;
     use crate::agent::protocol::BudgetLimit;
-    use crate::provider::{ProviderError, StopReason, Usage};
+    use crate::provider::{ProviderError, StopReason};
 
     fn call(name: &str, arguments: &str) -> ToolCall {
         ToolCall {

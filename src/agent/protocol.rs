@@ -150,7 +150,8 @@ pub enum Event {
         /// The session's cost in US dollars, when the model's prices are known.
         session_cost_usd: Option<f64>,
         /// The share of the context window the last call's prompt filled, when the
-        /// window is known.
+        /// window is known. `None` also for calls outside the conversation (an
+        /// exploration's), which leave the conversation's share as it was.
         context_used: Option<f32>,
     },
     /// The turn is over; the agent waits for the next message.

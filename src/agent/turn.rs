@@ -170,6 +170,7 @@ impl Agent {
             step += 1;
             self.meter.count_step();
             let (end, response) = self.step(step, recovery.output_limit()).await;
+            self.report_explorer_usage().await;
             let ran_tools = response.has_calls();
             let next = match end {
                 StepEnd::Finished(StopReason::MaxTokens) => {

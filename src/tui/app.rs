@@ -166,7 +166,8 @@ impl App {
                         + session.cache_write_tokens,
                     tokens_out: session.output_tokens,
                     cost: *session_cost_usd,
-                    context_used: *context_used,
+                    // An exploration's calls say nothing about the conversation's size.
+                    context_used: context_used.or(self.spend.context_used),
                 };
             }
             Event::UserMessageDelivered { text } => {

@@ -7,7 +7,7 @@
 use duet::agent::{BudgetLimit, Event, TurnOutcome};
 use duet::config::Budget;
 use duet::policy::ApprovalMode;
-use duet::provider::Wire;
+use duet::provider::{Usage, Wire};
 use pretty_assertions::assert_eq;
 
 use crate::common::harness::{SentResult, TestAgent, TestRepo, all_text, tool_results};
@@ -99,11 +99,14 @@ fn explore_result(request: &RecordedRequest) -> SentResult {
 
 async fn only_the_answer_reaches_the_parent(wire: Wire) {
     let answer = "vault.txt:1-1 holds the launch code.";
+    let spent = "usage = { input = 100, output = 10 }\n";
     let (server, outcome, agent, _repo) = run(
         script(&[
             EXPLORE,
             &read_turn("vault.txt"),
+            spent,
             &text_turn(answer),
+            spent,
             &text_turn("Done."),
         ]),
         wire,
@@ -138,6 +141,27 @@ async fn only_the_answer_reaches_the_parent(wire: Wire) {
         .collect();
     assert!(progress.starts_with("read vault.txt → "), "{progress}");
     assert!(!progress.contains(SECRET), "{progress}");
+    // The explorer's tokens join the session's totals, without a context share.
+    let usages: Vec<_> = agent
+        .seen
+        .iter()
+        .filter_map(|event| match event {
+            Event::Usage {
+                call,
+                session,
+                context_used,
+                ..
+            } => Some((*call, *session, *context_used)),
+            _ => None,
+        })
+        .collect();
+    let explorer = Usage {
+        input_tokens: 200,
+        output_tokens: 20,
+        ..Usage::default()
+    };
+    assert!(usages.contains(&(explorer, explorer, None)), "{usages:#?}");
+    assert_eq!(usages.last().map(|usage| usage.1), Some(explorer));
 }
 
 async fn the_explorer_spends_the_parent_step_budget(wire: Wire) {
