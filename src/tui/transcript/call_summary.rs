@@ -56,6 +56,7 @@ fn known(name: &str, args: &Map<String, Value>) -> Option<String> {
             Some(path) => format!("glob {} in {path}", text("pattern")?),
             None => format!("glob {}", text("pattern")?),
         },
+        "explore" => format!("explore {}", quoted(text("question")?)),
         "shell" => {
             let command = text("command")?;
             let mut lines = command.lines().filter(|line| !line.trim().is_empty());
@@ -133,6 +134,11 @@ mod tests {
                 "grep \"x\" (*.rs)",
             ),
             ("glob", r#"{"pattern":"**/*.rs"}"#, "glob **/*.rs"),
+            (
+                "explore",
+                r#"{"question":"Where is \"auth\" checked?"}"#,
+                "explore \"Where is \\\"auth\\\" checked?\"",
+            ),
             ("shell", r#"{"command":"cargo test"}"#, "shell $ cargo test"),
             (
                 "shell",
