@@ -1,8 +1,9 @@
 //! The explorer against the scripted server: the parent's `explore` call runs a
 //! read-only sub-loop whose requests (told apart by their system prompt) come between
 //! the parent's; only the sub-loop's answer reaches the parent, its model calls count
-//! against the parent's step budget, it cannot change anything, and an interrupt stops
-//! it. Every test checks the server saw only valid requests.
+//! against the parent's step budget, it cannot change anything, a failed call of its own
+//! ends it with what it found, and an interrupt stops it. Every test checks the server
+//! saw only valid requests.
 
 use duet::agent::{BudgetLimit, Event, TurnOutcome};
 use duet::config::Budget;
@@ -19,6 +20,7 @@ for_each_wire!(
     the_explorer_spends_the_parent_step_budget,
     the_explorer_cannot_change_anything,
     an_interrupt_stops_the_explorer,
+    a_failed_explorer_call_returns_what_it_found,
 );
 
 /// What only the file holds: it must never reach the parent's requests.
@@ -289,4 +291,34 @@ blocks = [{ text = "Looking" }, { gate = "explorer" }, { text = " further." }]
         "{result:?}"
     );
     server.assert_no_violations();
+}
+
+async fn a_failed_explorer_call_returns_what_it_found(wire: Wire) {
+    let failed = "[[turn]]\nstatus = 400\nmessage = \"bad request\"\n";
+    let (server, outcome, _agent, _repo) = run(
+        script(&[EXPLORE, &read_turn("a.txt"), failed, &text_turn("Done.")]),
+        wire,
+        Budget::default(),
+    )
+    .await;
+    assert!(
+        matches!(outcome, TurnOutcome::Finished { .. }),
+        "{outcome:?}"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4, "the failed call was not retried");
+    let result = explore_result(&requests[3]);
+    assert!(!result.is_error, "{result:?}");
+    assert!(
+        result.content.starts_with(
+            "The exploration stopped before it concluded: the explorer's model call failed:"
+        ),
+        "{}",
+        result.content
+    );
+    assert!(
+        result.content.contains("- read a.txt"),
+        "{}",
+        result.content
+    );
 }
