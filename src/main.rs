@@ -84,6 +84,8 @@ enum Subcmd {
         /// with this ID (`duet exec --resume [ID] "task"`).
         #[arg(long, value_name = "ID", num_args = 0..=1)]
         resume: Option<Option<String>>,
+        #[command(flatten)]
+        done: exec::done::DoneArgs,
     },
     /// List recorded sessions of this workspace, newest first.
     Sessions {
@@ -146,10 +148,16 @@ fn main() -> ExitCode {
             json,
             yes,
             resume,
+            done,
         }) => {
             // `duet --resume ID exec "task"` means the same as `duet exec --resume ID "task"`.
             let resume = resume.clone().or_else(|| cli.resume.clone());
-            let prepared = exec_task(task.clone(), resume).and_then(|(task, resume)| {
+            let task = match done.task_text() {
+                Some(Ok(text)) => Some(text),
+                Some(Err(error)) => return usage_error(&anyhow::anyhow!("cannot read --task: {error}")),
+                None => task.clone(),
+            };
+            let prepared = exec_task(task, resume).and_then(|(task, resume)| {
                 let settings = resolve_settings(&cli, &paths)?;
                 let session = open_session(&paths, &workspace, &settings, resume)?;
                 Ok((task, settings, session))
@@ -172,6 +180,11 @@ fn main() -> ExitCode {
             } else {
                 exec::Approvals::Refuse
             };
+            if let Some(options) = done.options(settings.policy.protected.clone()) {
+                return finish(run_exec_done(
+                    settings, &paths, workspace, session, task, format, approvals, &options,
+                ));
+            }
             finish(
                 run_exec(
                     settings, &paths, workspace, session, task, format, approvals,
@@ -489,6 +502,30 @@ fn run_exec(
         let (handle, events) = start_agent(settings, paths, workspace, session)?;
         let mut stdout = std::io::stdout().lock();
         Ok(exec::run(handle, events, task, format, approvals, &mut stdout).await?)
+    })
+}
+
+/// `duet exec --done`: prepares the branch before the agent starts, so the agent
+/// sees the branch it works on.
+#[allow(clippy::too_many_arguments)]
+fn run_exec_done(
+    settings: Settings,
+    paths: &Paths,
+    workspace: PathBuf,
+    session: SessionPlan,
+    task: String,
+    format: exec::Format,
+    approvals: exec::Approvals,
+    options: &exec::done::DoneOptions,
+) -> anyhow::Result<ExitCode> {
+    let prepared = exec::done::prepare(&workspace, &task, options)?;
+    runtime()?.block_on(async {
+        let (handle, events) = start_agent(settings, paths, workspace, session)?;
+        let mut stdout = std::io::stdout().lock();
+        let outcome =
+            exec::done::run(handle, events, prepared, options, format, approvals, &mut stdout)
+                .await?;
+        Ok(outcome.exit_code())
     })
 }
 

@@ -6,8 +6,10 @@
 //!
 //! Exit status: 0 the model finished; 1 the turn failed (model call or setup); 2 bad
 //! usage or configuration (decided by `main`); 3 stopped by a budget limit or a detected
-//! loop; 130 interrupted.
+//! loop; 130 interrupted. `duet exec --done` ([`done`]) has its own statuses.
 
+pub mod done;
+pub mod evidence;
 mod human;
 mod jsonl;
 
@@ -104,11 +106,24 @@ fn protected_refusal(protections: &[Protection], config_file: &Path) -> String {
 /// the agent (the turn ends cleanly as interrupted); a second one quits at once.
 pub async fn run(
     handle: AgentHandle,
+    events: mpsc::Receiver<Event>,
+    task: String,
+    format: Format,
+    approvals: Approvals,
+    out: &mut dyn Write,
+) -> std::io::Result<Outcome> {
+    run_observed(handle, events, task, format, approvals, out, &mut |_| {}).await
+}
+
+/// [`run`], showing every event to `observe` after it is printed.
+async fn run_observed(
+    handle: AgentHandle,
     mut events: mpsc::Receiver<Event>,
     task: String,
     format: Format,
     approvals: Approvals,
     out: &mut dyn Write,
+    observe: &mut dyn FnMut(&Event),
 ) -> std::io::Result<Outcome> {
     let mut printer: Box<dyn Printer> = match format {
         Format::Human { color } => Box::new(human::HumanPrinter::new(color)),
@@ -126,6 +141,7 @@ pub async fn run(
                 };
                 printer.print(&event, out)?;
                 out.flush()?;
+                observe(&event);
                 if let Event::ApprovalNeeded { call_id, why, request } = &event {
                     let decision = approvals.decide(why, request);
                     let call_id = call_id.clone();

@@ -2,12 +2,13 @@
 //!
 //! Owns: finding the repository root and summarizing its state (branch, recent commits,
 //! staged / unstaged / untracked files) for the model's environment block; snapshots
-//! of the work tree and undoing turns ([`checkpoint`]).
-//! Does not own: branches or commits made on the user's behalf.
-//! Invariant: nothing here writes to the repository's index, refs or config; the only
-//! thing ever added is unreferenced checkpoint objects.
+//! of the work tree and undoing turns ([`checkpoint`]); the branch and commit of
+//! `duet exec --done` ([`work_branch`]).
+//! Invariant: outside [`work_branch`], nothing here writes to the repository's index,
+//! refs or config; the only thing ever added is unreferenced checkpoint objects.
 
 pub mod checkpoint;
+pub mod work_branch;
 
 use std::path::{Path, PathBuf};
 
