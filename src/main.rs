@@ -154,7 +154,9 @@ fn main() -> ExitCode {
             let resume = resume.clone().or_else(|| cli.resume.clone());
             let task = match done.task_text() {
                 Some(Ok(text)) => Some(text),
-                Some(Err(error)) => return usage_error(&anyhow::anyhow!("cannot read --task: {error}")),
+                Some(Err(error)) => {
+                    return usage_error(&anyhow::anyhow!("cannot read --task: {error}"));
+                }
                 None => task.clone(),
             };
             let prepared = exec_task(task, resume).and_then(|(task, resume)| {
@@ -522,9 +524,16 @@ fn run_exec_done(
     runtime()?.block_on(async {
         let (handle, events) = start_agent(settings, paths, workspace, session)?;
         let mut stdout = std::io::stdout().lock();
-        let outcome =
-            exec::done::run(handle, events, prepared, options, format, approvals, &mut stdout)
-                .await?;
+        let outcome = exec::done::run(
+            handle,
+            events,
+            prepared,
+            options,
+            format,
+            approvals,
+            &mut stdout,
+        )
+        .await?;
         Ok(outcome.exit_code())
     })
 }

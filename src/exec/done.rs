@@ -43,8 +43,14 @@ pub struct DoneArgs {
     pub done: Option<String>,
     /// The task: a file to read it from, or the text itself (instead of the positional
     /// task).
-    #[arg(long = "task", value_name = "FILE|TEXT", requires = "done")]
-    pub task: Option<String>,
+    #[arg(
+        long = "task",
+        id = "task_source",
+        value_name = "FILE|TEXT",
+        requires = "done",
+        conflicts_with = "task"
+    )]
+    pub task_source: Option<String>,
     /// Start even with uncommitted changes; they become part of duet's commit.
     #[arg(long, requires = "done")]
     pub allow_dirty: bool,
@@ -65,7 +71,7 @@ pub struct DoneArgs {
 impl DoneArgs {
     /// The task `--task` gives: the named file's contents, or the value itself.
     pub fn task_text(&self) -> Option<std::io::Result<String>> {
-        let value = self.task.as_deref()?;
+        let value = self.task_source.as_deref()?;
         let path = Path::new(value);
         Some(if path.is_file() {
             std::fs::read_to_string(path)
@@ -163,11 +169,7 @@ impl Prepared {
 
 /// Keeps `.duet/` out of git, refuses a dirty tree (unless allowed), switches to a new
 /// `duet/<slug>` branch and writes `.duet/notes.md`.
-pub fn prepare(
-    workspace: &Path,
-    task: &str,
-    options: &DoneOptions,
-) -> Result<Prepared, DoneError> {
+pub fn prepare(workspace: &Path, task: &str, options: &DoneOptions) -> Result<Prepared, DoneError> {
     let repo = WorkRepo::open(workspace)?;
     repo.exclude(&format!("{DUET_DIR}/"))?;
     if !options.allow_dirty {
@@ -229,7 +231,10 @@ pub async fn run(
     let branch = prepared.branch().to_string();
     match outcome {
         Outcome::Failed | Outcome::Interrupted => {
-            writeln!(report, "duet: any changes are left uncommitted on {branch}.")?;
+            writeln!(
+                report,
+                "duet: any changes are left uncommitted on {branch}."
+            )?;
             return Ok(if outcome == Outcome::Failed {
                 DoneOutcome::Failed
             } else {

@@ -93,8 +93,12 @@ impl fmt::Display for Violation {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CommandResult {
     /// It exited; `code` is `None` when a signal ended it.
-    Exited { code: Option<i32> },
-    TimedOut { secs: u64 },
+    Exited {
+        code: Option<i32>,
+    },
+    TimedOut {
+        secs: u64,
+    },
 }
 
 impl CommandResult {
@@ -134,10 +138,7 @@ pub fn check_changes(
         } else if is_test_or_ci_path(&change.path) && !task_names(task, &change.path) {
             violations.push(Violation {
                 check: Check::TestOrCiFile,
-                detail: format!(
-                    "{} changed, and the task does not mention it",
-                    change.path
-                ),
+                detail: format!("{} changed, and the task does not mention it", change.path),
             });
         }
         violations.extend(change.added.iter().filter_map(|line| {
@@ -209,7 +210,13 @@ fn is_ci_path(path: &str) -> bool {
     [".github/", ".circleci/", ".ci/"]
         .iter()
         .any(|dir| path.starts_with(dir))
-        || [".gitlab-ci.yml", ".travis.yml", "azure-pipelines.yml", "Jenkinsfile"].contains(&path)
+        || [
+            ".gitlab-ci.yml",
+            ".travis.yml",
+            "azure-pipelines.yml",
+            "Jenkinsfile",
+        ]
+        .contains(&path)
 }
 
 /// Whether the task text names `path` or its file name.
@@ -316,7 +323,11 @@ mod tests {
         ] {
             assert!(skip_marker(line).is_some(), "{line}");
         }
-        for line in ["fn ignore_case() {}", "let only = 1;", "it('works', () => {})"] {
+        for line in [
+            "fn ignore_case() {}",
+            "let only = 1;",
+            "it('works', () => {})",
+        ] {
             assert_eq!(skip_marker(line), None, "{line}");
         }
         let violations = check_changes(
@@ -352,7 +363,13 @@ mod tests {
         ] {
             assert!(is_test_or_ci_path(path), "{path}");
         }
-        for path in ["src/lib.rs", "contest.py", "src/testing.rs", "latest.txt", "a.test"] {
+        for path in [
+            "src/lib.rs",
+            "contest.py",
+            "src/testing.rs",
+            "latest.txt",
+            "a.test",
+        ] {
             assert!(!is_test_or_ci_path(path), "{path}");
         }
     }
@@ -365,7 +382,11 @@ mod tests {
             [Check::TestOrCiFile]
         );
         assert_eq!(
-            checks(&changed, "fix the assertion in calc_test.py", Caps::default()),
+            checks(
+                &changed,
+                "fix the assertion in calc_test.py",
+                Caps::default()
+            ),
             []
         );
         assert_eq!(
@@ -427,16 +448,27 @@ mod tests {
         );
         assert!(receipt.row().ends_with("| toolu_1 |"), "{}", receipt.row());
         let by_shell = Receipt::new("gone.txt", Some(b"abc"), None, Vec::new());
-        assert!(by_shell.row().contains("| (none) | shell command |"), "{}", by_shell.row());
+        assert!(
+            by_shell.row().contains("| (none) | shell command |"),
+            "{}",
+            by_shell.row()
+        );
     }
 
     #[test]
     fn the_done_command_passes_only_on_exit_zero() {
         assert!(CommandResult::Exited { code: Some(0) }.passed());
-        assert_eq!(CommandResult::Exited { code: Some(0) }.violation("make"), None);
-        let failed = CommandResult::Exited { code: Some(2) }.violation("make").unwrap();
+        assert_eq!(
+            CommandResult::Exited { code: Some(0) }.violation("make"),
+            None
+        );
+        let failed = CommandResult::Exited { code: Some(2) }
+            .violation("make")
+            .unwrap();
         assert_eq!(failed.to_string(), "done command: `make` exited with 2");
-        let slow = CommandResult::TimedOut { secs: 5 }.violation("make").unwrap();
+        let slow = CommandResult::TimedOut { secs: 5 }
+            .violation("make")
+            .unwrap();
         assert_eq!(slow.detail, "`make` did not finish in 5 s");
     }
 

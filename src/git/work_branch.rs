@@ -143,7 +143,9 @@ impl WorkRepo {
             .is_branch()
             .then(|| head.shorthand().ok().map(str::to_string))
             .flatten();
-        let commit = head.peel_to_commit().map_err(|_| WorkBranchError::NoCommit)?;
+        let commit = head
+            .peel_to_commit()
+            .map_err(|_| WorkBranchError::NoCommit)?;
         let branch = (1..)
             .map(|n| match n {
                 1 => format!("{BRANCH_PREFIX}{slug}"),
@@ -313,7 +315,10 @@ mod tests {
 
     #[test]
     fn slugs_are_short_lowercase_words() {
-        assert_eq!(slug("Fix the failing test in a.txt!"), "fix-the-failing-test-in-a-txt");
+        assert_eq!(
+            slug("Fix the failing test in a.txt!"),
+            "fix-the-failing-test-in-a-txt"
+        );
         assert_eq!(slug("  ***  "), "task");
         assert_eq!(
             slug("make every request in the client retry on overload errors"),
@@ -329,7 +334,10 @@ mod tests {
         work.ensure_clean().unwrap();
         std::fs::write(dir.path().join("a.txt"), "b\n").unwrap();
         let error = work.ensure_clean().unwrap_err().to_string();
-        assert!(error.contains("a.txt") && error.contains("--allow-dirty"), "{error}");
+        assert!(
+            error.contains("a.txt") && error.contains("--allow-dirty"),
+            "{error}"
+        );
     }
 
     #[test]
@@ -367,7 +375,11 @@ mod tests {
         assert_eq!(changes[0].added, ["fixed"]);
         assert_eq!(changes[0].removed_count, 1);
         assert_eq!(changes[1].before, None);
-        assert!(work.diff_stat(second.commit, tree).unwrap().contains("2 files changed"));
+        assert!(
+            work.diff_stat(second.commit, tree)
+                .unwrap()
+                .contains("2 files changed")
+        );
 
         let commit = work.commit(tree, "duet: fix it").unwrap();
         assert_eq!(work.tree_of(commit).unwrap(), tree);

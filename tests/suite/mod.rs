@@ -5,6 +5,7 @@ mod approval;
 mod command_policy;
 mod compaction;
 mod exec_cli;
+mod exec_done;
 mod explore;
 mod faults;
 mod lint_after_write;
