@@ -612,6 +612,26 @@ mod tests {
     }
 
     #[test]
+    fn done_flags_need_done_and_task_comes_from_one_place() {
+        let parse = |args: &[&str]| {
+            Cli::try_parse_from(std::iter::once("duet").chain(args.iter().copied()))
+        };
+        assert!(parse(&["exec", "--allow-dirty", "t"]).is_err());
+        assert!(parse(&["exec", "--done", "make", "--task", "t", "t"]).is_err());
+        assert!(parse(&["exec", "--done", "make", "--resume", "t"]).is_err());
+        let Some(Subcmd::Exec { done, task, .. }) =
+            parse(&["exec", "--done", "make", "--task", "fix it"])
+                .unwrap()
+                .command
+        else {
+            panic!("not exec");
+        };
+        assert_eq!(task, None);
+        assert_eq!(done.task_text().unwrap().unwrap(), "fix it");
+        assert_eq!(done.done.as_deref(), Some("make"));
+    }
+
+    #[test]
     fn the_terminal_ui_resumes_the_latest_or_a_named_session() {
         let resume = |args: &[&str]| {
             let cli = Cli::try_parse_from(std::iter::once("duet").chain(args.iter().copied()));

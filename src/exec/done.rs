@@ -477,10 +477,10 @@ fn pr_description(
     committed: Option<Oid>,
     draft: bool,
 ) -> String {
-    let status = match (draft, verdict.violations.is_empty(), committed) {
-        (true, _, _) => "DRAFT: stopped by a budget limit before the task was done",
-        (false, true, _) => "Done and verified by duet",
-        (false, false, _) => "Not proposed: evidence checks failed",
+    let status = match (draft, verdict.violations.is_empty()) {
+        (true, _) => "DRAFT: stopped by a budget limit before the task was done",
+        (false, true) => "Done and verified by duet",
+        (false, false) => "Not proposed: evidence checks failed",
     };
     let marker = if draft { "[DRAFT] " } else { "" };
     let commit = committed.map_or_else(|| "not committed".to_string(), |id| id.to_string());
