@@ -394,8 +394,11 @@ async fn run_done_command(
         command: options.command.clone(),
         source,
     };
-    let log_path = write_duet_file(workspace, "done.log", "")?;
-    let log = std::fs::File::create(&log_path).map_err(command_error)?;
+    let log_path = duet_path(workspace, "done.log")?;
+    let log = std::fs::File::create(&log_path).map_err(|source| DoneError::Write {
+        path: log_path.clone(),
+        source,
+    })?;
     let log_for_stderr = log.try_clone().map_err(command_error)?;
     let mut child = tokio::process::Command::new("sh")
         .arg("-c")
@@ -425,15 +428,22 @@ async fn run_done_command(
 
 /// Writes `.duet/<name>` in the workspace; returns its path.
 fn write_duet_file(workspace: &Path, name: &str, text: &str) -> Result<PathBuf, DoneError> {
-    let dir = workspace.join(DUET_DIR);
-    let path = dir.join(name);
-    std::fs::create_dir_all(&dir)
-        .and_then(|()| std::fs::write(&path, text))
-        .map_err(|source| DoneError::Write {
-            path: path.clone(),
-            source,
-        })?;
+    let path = duet_path(workspace, name)?;
+    std::fs::write(&path, text).map_err(|source| DoneError::Write {
+        path: path.clone(),
+        source,
+    })?;
     Ok(path)
+}
+
+/// The path of `.duet/<name>` in the workspace, with `.duet/` created.
+fn duet_path(workspace: &Path, name: &str) -> Result<PathBuf, DoneError> {
+    let dir = workspace.join(DUET_DIR);
+    std::fs::create_dir_all(&dir).map_err(|source| DoneError::Write {
+        path: dir.clone(),
+        source,
+    })?;
+    Ok(dir.join(name))
 }
 
 /// The verdict as the last lines of the run's output.
