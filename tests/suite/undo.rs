@@ -211,11 +211,9 @@ async fn a_file_changed_after_the_model_read_it_is_reported_and_stale_edits_are_
     let repo = TestRepo::with_files(&[("a.txt", "alpha\nbeta\n")]);
     let mut agent = TestAgent::start(&server, Wire::Anthropic, repo.path(), ApprovalMode::Auto);
     agent.send("change alpha");
-    agent
-        .wait_for("the read's result", |e| {
-            matches!(e, Event::ToolRunEnd { .. })
-        })
-        .await;
+    // The second request has left (its response waits at the gate), so the change
+    // below can only be reported with the third.
+    server.wait_for_gate("user-edited").await;
     let users = "alpha\nbeta\ngamma from the user\n";
     std::fs::write(repo.path().join("a.txt"), users).expect("write");
     server.release("user-edited");
