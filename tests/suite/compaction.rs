@@ -4,18 +4,17 @@
 //! conversation; a failed summary turns compaction off instead of looping. Every test
 //! checks the server saw only valid requests.
 
-use std::path::Path;
-
 use duet::agent::{CompactionKind, Event, TurnOutcome};
 use duet::config::{Compaction, ModelInfo};
 use duet::policy::ApprovalMode;
 use duet::provider::{Block, Role, StopReason, Wire};
-use duet::session::{self, FORMAT_VERSION, Header, Record, SessionWriter};
+use duet::session::SessionWriter;
 use pretty_assertions::assert_eq;
 
 use crate::common::harness::{TestAgent, TestRepo, all_text};
 use crate::common::script::Script;
 use crate::common::scripted_server::{RecordedRequest, ScriptedServer};
+use crate::suite::sessions::{header, resume_recorded};
 
 for_each_wire!(
     a_full_context_is_summarised_and_the_task_goes_on,
@@ -66,18 +65,6 @@ fn repo() -> TestRepo {
     ])
 }
 
-fn header(workspace: &Path) -> Header {
-    Header {
-        format: FORMAT_VERSION,
-        id: "1-1".into(),
-        workspace: workspace.display().to_string(),
-        model: "scripted-model".into(),
-        provider: Wire::Anthropic,
-        started_at: 1,
-        duet_version: "test".into(),
-    }
-}
-
 fn finished() -> TurnOutcome {
     TurnOutcome::Finished {
         stop_reason: StopReason::EndTurn,
@@ -116,7 +103,7 @@ async fn a_full_context_is_summarised_and_the_task_goes_on(wire: Wire) {
     .await;
     let repo = repo();
     let dir = tempfile::tempdir().unwrap();
-    let writer = SessionWriter::create(dir.path(), header(repo.path()));
+    let writer = SessionWriter::create(dir.path(), header("1-1", repo.path()));
     let path = writer.path().to_path_buf();
     let mut agent =
         TestAgent::start_with(&server, wire, repo.path(), ApprovalMode::Auto, |setup| {
@@ -168,18 +155,7 @@ async fn a_full_context_is_summarised_and_the_task_goes_on(wire: Wire) {
     assert_eq!(compactions(&agent), vec![CompactionKind::Summarised]);
 
     // A resumed session continues from the compacted conversation.
-    let recorded = session::load(&path).unwrap();
-    let resumed = Record::Resumed {
-        at: 2,
-        model: "scripted-model".into(),
-        provider: wire,
-        duet_version: "test".into(),
-    };
-    let mut second =
-        TestAgent::start_with(&server, wire, repo.path(), ApprovalMode::Auto, |setup| {
-            setup.transcript = Some(SessionWriter::resume(&path, resumed));
-            setup.resume = Some(recorded);
-        });
+    let mut second = resume_recorded(&server, wire, repo.path(), &path);
     let restored = second
         .wait_for("the restored conversation", |event| {
             matches!(event, Event::ConversationRestored { .. })

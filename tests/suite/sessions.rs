@@ -275,6 +275,27 @@ async fn resume_without_an_id_continues_the_workspace_last_session() {
     assert!(text(&all.stdout).contains(&id), "{}", text(&all.stdout));
 }
 
+/// Starts an agent that continues the session recorded at `path`, as `duet --resume`
+/// does: the recorded conversation restored, new records appended to the same file.
+pub(crate) fn resume_recorded(
+    server: &ScriptedServer,
+    wire: Wire,
+    workspace: &Path,
+    path: &Path,
+) -> TestAgent {
+    let recorded = session::load(path).expect("a readable transcript");
+    let resumed = Record::Resumed {
+        at: 2,
+        model: "scripted-model".into(),
+        provider: wire,
+        duet_version: "test".into(),
+    };
+    TestAgent::start_with(server, wire, workspace, ApprovalMode::Auto, |setup| {
+        setup.transcript = Some(SessionWriter::resume(path, resumed));
+        setup.resume = Some(recorded);
+    })
+}
+
 pub(crate) fn header(id: &str, workspace: &Path) -> Header {
     Header {
         format: FORMAT_VERSION,
@@ -317,18 +338,7 @@ async fn a_resumed_session_sends_exactly_what_an_uninterrupted_one_would() {
     assert_eq!(first.turn_end().await, finished());
     first.handle.send(Command::Shutdown).unwrap();
 
-    let recorded = session::load(&path).unwrap();
-    let resumed_record = Record::Resumed {
-        at: 2,
-        model: "scripted-model".into(),
-        provider: wire,
-        duet_version: "test".into(),
-    };
-    let mut second =
-        TestAgent::start_with(&server, wire, repo.path(), ApprovalMode::Auto, |setup| {
-            setup.transcript = Some(SessionWriter::resume(&path, resumed_record));
-            setup.resume = Some(recorded);
-        });
+    let mut second = resume_recorded(&server, wire, repo.path(), &path);
     let restored = second
         .wait_for("the restored conversation", |event| {
             matches!(event, Event::ConversationRestored { .. })

@@ -7,13 +7,13 @@ use duet::agent::protocol::{CheckpointStage, UndoScope};
 use duet::agent::{Command, Event};
 use duet::policy::{ApprovalMode, Decision};
 use duet::provider::Wire;
-use duet::session::{self, Change, Record, SessionWriter};
+use duet::session::{self, Change, SessionWriter};
 use pretty_assertions::assert_eq;
 
 use crate::common::harness::{TestAgent, TestRepo, last_user_text, tool_results};
 use crate::common::script::Script;
 use crate::common::scripted_server::ScriptedServer;
-use crate::suite::sessions::header;
+use crate::suite::sessions::{header, resume_recorded};
 
 /// CRLF line endings and no final newline: undo must give back these exact bytes.
 const ORIGINAL: &str = "alpha\r\nbeta";
@@ -150,22 +150,7 @@ async fn a_resumed_session_undoes_a_turn_of_the_process_before_it() {
 
     let recorded = session::load(&path).expect("transcript");
     assert_eq!(recorded.undoable.len(), 1, "{:?}", recorded.undoable);
-    let resumed = Record::Resumed {
-        at: 2,
-        model: "scripted-model".into(),
-        provider: Wire::Anthropic,
-        duet_version: "test".into(),
-    };
-    let mut second = TestAgent::start_with(
-        &server,
-        Wire::Anthropic,
-        repo.path(),
-        ApprovalMode::Auto,
-        |setup| {
-            setup.transcript = Some(SessionWriter::resume(&path, resumed));
-            setup.resume = Some(recorded);
-        },
-    );
+    let mut second = resume_recorded(&server, Wire::Anthropic, repo.path(), &path);
     second.undo(UndoScope::LastTurn);
     assert_eq!(second.undo_answer().await, Ok(vec!["a.txt".to_string()]));
     let bytes = std::fs::read(repo.path().join("a.txt")).expect("a.txt");
