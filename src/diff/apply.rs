@@ -160,7 +160,7 @@ mod tests {
     use super::*;
     use crate::diff::hunk::{LineKind, hunks};
     use crate::diff::lines::LineEnding;
-    use crate::diff::test_support::{Rng, random_change};
+    use crate::diff::test_support::Rng;
 
     /// A hunk as `before` sees it: where it sits there and its lines with their
     /// `before` numbers. Applied on its own, a hunk keeps all of this; only its `after`
@@ -354,18 +354,6 @@ mod tests {
     }
 
     #[test]
-    fn random_changes_apply_exactly_for_all_none_and_subsets() {
-        let mut rng = Rng::new(0x5eed);
-        for _ in 0..400 {
-            let (before, after) = random_change(&mut rng);
-            let all = hunks(before.as_deref(), &after);
-            for chosen in subsets(&all, &mut rng, 6) {
-                assert_applies_exactly(before.as_deref(), &after, &chosen);
-            }
-        }
-    }
-
-    #[test]
     fn a_large_file_with_scattered_changes_applies_every_other_hunk() {
         let before: String = (0..10_000).map(|n| format!("line {n}\n")).collect();
         let after: String = (0..10_000)
@@ -379,5 +367,100 @@ mod tests {
         assert_eq!(all.len(), 300);
         let every_other: Vec<HunkId> = all.iter().step_by(2).map(|h| h.id.clone()).collect();
         assert_applies_exactly(Some(&before), &after, &every_other);
+    }
+
+    mod properties {
+        use proptest::prelude::*;
+
+        use super::*;
+
+        /// Short lines that repeat (many equally good alignments), multi-byte text,
+        /// blank lines and very long lines.
+        fn line() -> impl Strategy<Value = String> {
+            prop_oneof![
+                4 => "l[0-4]",
+                2 => "[aé€😀 ]{0,6}",
+                1 => Just(String::new()),
+                1 => "[xy]{200,600}",
+            ]
+        }
+
+        /// An edit at a relative position: remove, replace or insert a line.
+        #[derive(Clone, Debug)]
+        enum LineEdit {
+            Remove(usize),
+            Replace(usize, String),
+            Insert(usize, String),
+        }
+
+        fn line_edit() -> impl Strategy<Value = LineEdit> {
+            prop_oneof![
+                any::<usize>().prop_map(LineEdit::Remove),
+                (any::<usize>(), line()).prop_map(|(at, l)| LineEdit::Replace(at, l)),
+                (any::<usize>(), line()).prop_map(|(at, l)| LineEdit::Insert(at, l)),
+            ]
+        }
+
+        fn edited(lines: &[String], edits: Vec<LineEdit>) -> Vec<String> {
+            let mut out = lines.to_vec();
+            for edit in edits {
+                match edit {
+                    LineEdit::Remove(at) if !out.is_empty() => {
+                        out.remove(at % out.len());
+                    }
+                    LineEdit::Replace(at, l) if !out.is_empty() => {
+                        let at = at % out.len();
+                        out[at] = l;
+                    }
+                    LineEdit::Remove(_) | LineEdit::Replace(..) => {}
+                    LineEdit::Insert(at, l) => out.insert(at % (out.len() + 1), l),
+                }
+            }
+            out
+        }
+
+        fn joined(lines: &[String], crlf: bool, final_newline: bool) -> String {
+            let ending = if crlf { "\r\n" } else { "\n" };
+            let mut text = lines.join(ending);
+            if final_newline && !lines.is_empty() {
+                text.push_str(ending);
+            }
+            text
+        }
+
+        /// (before, after): `None` before is a new file; either side may use CRLF,
+        /// lack a final newline or be empty.
+        fn change() -> impl Strategy<Value = (Option<String>, String)> {
+            (
+                proptest::collection::vec(line(), 0..30),
+                proptest::collection::vec(line_edit(), 0..8),
+                any::<[bool; 5]>(),
+            )
+                .prop_map(
+                    |(lines, edits, [crlf_before, crlf_after, nl_before, nl_after, new_file])| {
+                        let after = joined(&edited(&lines, edits), crlf_after, nl_after);
+                        let before = (!new_file).then(|| joined(&lines, crlf_before, nl_before));
+                        (before, after)
+                    },
+                )
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(200))]
+
+            #[test]
+            fn any_subset_of_hunks_applies_exactly((before, after) in change(), mask in any::<u64>()) {
+                let all = hunks(before.as_deref(), &after);
+                let chosen: Vec<HunkId> = all
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| mask.rotate_right(*i as u32) & 1 == 1)
+                    .map(|(_, hunk)| hunk.id.clone())
+                    .collect();
+                assert_applies_exactly(before.as_deref(), &after, &chosen);
+                assert_applies_exactly(before.as_deref(), &after, &ids(&all));
+                assert_applies_exactly(before.as_deref(), &after, &[]);
+            }
+        }
     }
 }

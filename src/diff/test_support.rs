@@ -1,6 +1,7 @@
 //! Deterministic random changes for the diff tests.
 //!
-//! Owns: a tiny xorshift generator and the shape of a random change.
+//! Owns: a tiny xorshift generator and random line edits (the property tests in
+//! `apply` draw whole changes with proptest).
 //! Does not own: any assertion.
 //! Invariant: the same seed gives the same cases on every platform and build.
 
@@ -51,36 +52,4 @@ pub(crate) fn edited(rng: &mut Rng, lines: &[String], pool: usize) -> Vec<String
         }
     }
     out
-}
-
-/// A random proposed change: repeated lines, LF or CRLF (or both), with or without a
-/// final newline on either side, sometimes empty, sometimes a new file.
-pub(crate) fn random_change(rng: &mut Rng) -> (Option<String>, String) {
-    let pool = 2 + rng.below(8);
-    let before = random_lines(rng, 40, pool);
-    let after = edited(rng, &before, pool);
-    let crlf_before = rng.one_in(3);
-    // Now and then the change also converts line endings.
-    let crlf_after = if rng.one_in(8) {
-        !crlf_before
-    } else {
-        crlf_before
-    };
-    let before_text = join(&before, crlf_before, !rng.one_in(4));
-    let after_text = join(&after, crlf_after, !rng.one_in(4));
-    let before = if rng.one_in(10) {
-        None
-    } else {
-        Some(before_text)
-    };
-    (before, after_text)
-}
-
-fn join(lines: &[String], crlf: bool, final_newline: bool) -> String {
-    let ending = if crlf { "\r\n" } else { "\n" };
-    let mut text = lines.join(ending);
-    if final_newline && !lines.is_empty() {
-        text.push_str(ending);
-    }
-    text
 }

@@ -1231,4 +1231,91 @@ mod tests {
             "{err:?}"
         );
     }
+
+    mod properties {
+        use proptest::prelude::*;
+        use serde_json::json;
+
+        use super::*;
+        use crate::provider::stream_properties::{GeneratedTurn, check_stream, cuts, turn};
+
+        fn event(out: &mut String, data: &serde_json::Value) {
+            let kind = data["type"].as_str().unwrap_or_default();
+            out.push_str(&format!("event: {kind}\ndata: {data}\n\n"));
+        }
+
+        /// `turn` as the Messages API streams it.
+        fn render(turn: &GeneratedTurn) -> String {
+            let mut out = String::new();
+            event(
+                &mut out,
+                &json!({"type": "message_start", "message": {
+                "id": "msg_1", "type": "message", "role": "assistant", "model": "m",
+                "content": [], "stop_reason": null, "stop_sequence": null,
+                "usage": {"input_tokens": 7, "output_tokens": 1}}}),
+            );
+            let mut index = 0;
+            if !turn.text.is_empty() {
+                event(
+                    &mut out,
+                    &json!({"type": "content_block_start", "index": 0,
+                    "content_block": {"type": "text", "text": ""}}),
+                );
+                for text in &turn.text {
+                    event(
+                        &mut out,
+                        &json!({"type": "content_block_delta", "index": 0,
+                        "delta": {"type": "text_delta", "text": text}}),
+                    );
+                }
+                event(&mut out, &json!({"type": "content_block_stop", "index": 0}));
+                index += 1;
+            }
+            for call in &turn.calls {
+                event(
+                    &mut out,
+                    &json!({"type": "content_block_start", "index": index,
+                    "content_block": {"type": "tool_use", "id": call.id, "name": call.name,
+                        "input": {}}}),
+                );
+                for fragment in &call.fragments {
+                    event(
+                        &mut out,
+                        &json!({"type": "content_block_delta", "index": index,
+                        "delta": {"type": "input_json_delta", "partial_json": fragment}}),
+                    );
+                }
+                event(
+                    &mut out,
+                    &json!({"type": "content_block_stop", "index": index}),
+                );
+                index += 1;
+            }
+            let stop = if turn.has_calls() {
+                "tool_use"
+            } else {
+                "end_turn"
+            };
+            event(
+                &mut out,
+                &json!({"type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": null},
+                "usage": {"output_tokens": 9}}),
+            );
+            event(&mut out, &json!({"type": "message_stop"}));
+            out
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(150))]
+
+            #[test]
+            fn any_turn_decodes_the_same_however_it_is_chunked_or_cut(
+                turn in turn(),
+                cuts in cuts(),
+            ) {
+                check_stream(&render(&turn), AnthropicDecoder::default, &turn, &cuts)?;
+            }
+        }
+    }
 }

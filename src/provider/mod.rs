@@ -17,6 +17,8 @@ pub mod openai_chat;
 mod retry;
 mod sse;
 mod stream;
+#[cfg(test)]
+mod stream_properties;
 
 use std::pin::Pin;
 use std::sync::Arc;

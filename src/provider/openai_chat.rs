@@ -1232,4 +1232,78 @@ mod tests {
             "{err:?}"
         );
     }
+
+    mod properties {
+        use proptest::prelude::*;
+        use serde_json::json;
+
+        use super::*;
+        use crate::provider::stream_properties::{GeneratedTurn, check_stream, cuts, turn};
+
+        fn chunk(out: &mut String, choice: &serde_json::Value) {
+            let data = json!({"id": "chatcmpl-1", "object": "chat.completion.chunk",
+                "created": 1, "model": "m", "choices": [choice]});
+            out.push_str(&format!("data: {data}\n\n"));
+        }
+
+        /// `turn` as OpenAI chat completions stream it (with `stream_options.include_usage`).
+        fn render(turn: &GeneratedTurn) -> String {
+            let mut out = String::new();
+            chunk(
+                &mut out,
+                &json!({"index": 0,
+                "delta": {"role": "assistant", "content": ""}, "finish_reason": null}),
+            );
+            for text in &turn.text {
+                chunk(
+                    &mut out,
+                    &json!({"index": 0, "delta": {"content": text},
+                    "finish_reason": null}),
+                );
+            }
+            for (index, call) in turn.calls.iter().enumerate() {
+                chunk(
+                    &mut out,
+                    &json!({"index": 0, "delta": {"tool_calls": [{"index": index,
+                    "id": call.id, "type": "function",
+                    "function": {"name": call.name, "arguments": ""}}]},
+                    "finish_reason": null}),
+                );
+                for fragment in &call.fragments {
+                    chunk(
+                        &mut out,
+                        &json!({"index": 0, "delta": {"tool_calls": [{
+                        "index": index, "function": {"arguments": fragment}}]},
+                        "finish_reason": null}),
+                    );
+                }
+            }
+            let finish = if turn.has_calls() {
+                "tool_calls"
+            } else {
+                "stop"
+            };
+            chunk(
+                &mut out,
+                &json!({"index": 0, "delta": {}, "finish_reason": finish}),
+            );
+            let usage = json!({"id": "chatcmpl-1", "object": "chat.completion.chunk",
+                "created": 1, "model": "m", "choices": [],
+                "usage": {"prompt_tokens": 7, "completion_tokens": 9, "total_tokens": 16}});
+            out.push_str(&format!("data: {usage}\n\ndata: [DONE]\n\n"));
+            out
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(150))]
+
+            #[test]
+            fn any_turn_decodes_the_same_however_it_is_chunked_or_cut(
+                turn in turn(),
+                cuts in cuts(),
+            ) {
+                check_stream(&render(&turn), OpenAiChatDecoder::default, &turn, &cuts)?;
+            }
+        }
+    }
 }

@@ -158,10 +158,15 @@ fn plan_edit(content: &str, old: &str, new: &str, replace_all: bool) -> Result<P
     } else {
         (Cow::Borrowed(old), Cow::Borrowed(new))
     };
-    let starts: Vec<usize> = content
-        .match_indices(old.as_ref())
-        .map(|(at, _)| at)
-        .collect();
+    let starts: Vec<usize> = if replace_all {
+        content
+            .match_indices(old.as_ref())
+            .map(|(at, _)| at)
+            .collect()
+    } else {
+        // Overlapping occurrences ("aa" in "aaa") make the target ambiguous too.
+        overlapping_starts(content, &old)
+    };
     match starts.len() {
         0 => {
             return Err(MatchFailure::NotFound {
@@ -184,6 +189,18 @@ fn plan_edit(content: &str, old: &str, new: &str, replace_all: bool) -> Result<P
     }
     after.push_str(&content[copied..]);
     Ok(Plan { after, spans })
+}
+
+/// Where `needle` (not empty) starts in `haystack`, overlapping occurrences included.
+fn overlapping_starts(haystack: &str, needle: &str) -> Vec<usize> {
+    let mut starts = Vec::new();
+    let mut from = 0;
+    while let Some(found) = haystack[from..].find(needle) {
+        let at = from + found;
+        starts.push(at);
+        from = at + haystack[at..].chars().next().map_or(1, char::len_utf8);
+    }
+    starts
 }
 
 /// Whether most line breaks in `text` are `\r\n`.
@@ -697,5 +714,72 @@ mod tests {
             std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
             0o700
         );
+    }
+
+    /// Found by the property below: `aa` in `aaa` occurs twice, not once.
+    #[test]
+    fn overlapping_occurrences_are_ambiguous() {
+        assert_eq!(
+            plan_edit("ééé", "éé", "", false),
+            Err(MatchFailure::Ambiguous { starts: vec![0, 2] })
+        );
+        assert_eq!(plan_edit("ééé", "éé", "", true).unwrap().after, "é");
+    }
+
+    mod properties {
+        use proptest::prelude::*;
+
+        use super::super::*;
+
+        /// Every position where `needle` occurs, overlapping occurrences included.
+        fn occurrences(haystack: &str, needle: &str) -> Vec<usize> {
+            (0..=haystack.len().saturating_sub(needle.len()))
+                .filter(|&at| haystack.is_char_boundary(at) && haystack[at..].starts_with(needle))
+                .collect()
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(500))]
+
+            // A tiny alphabet makes repeated and overlapping matches common.
+            #[test]
+            fn a_unique_match_changes_only_its_range_and_anything_else_changes_nothing(
+                content in "[ab\né]{0,40}",
+                old in "[ab\né]{1,4}",
+                new in "[xyé\n]{0,6}",
+            ) {
+                let found = occurrences(&content, &old);
+                match plan_edit(&content, &old, &new, false) {
+                    Ok(plan) => {
+                        prop_assert_eq!(found.len(), 1, "applied with {} matches", found.len());
+                        let at = found[0];
+                        let expected =
+                            format!("{}{new}{}", &content[..at], &content[at + old.len()..]);
+                        prop_assert_eq!(plan.spans, vec![at..at + new.len()]);
+                        prop_assert_eq!(plan.after, expected);
+                    }
+                    Err(MatchFailure::NotFound { .. }) => prop_assert!(found.is_empty()),
+                    Err(MatchFailure::Ambiguous { starts }) => {
+                        prop_assert!(found.len() > 1);
+                        prop_assert_eq!(starts, found);
+                    }
+                }
+            }
+
+            #[test]
+            fn replace_all_replaces_every_non_overlapping_match_left_to_right(
+                content in "[ab\né]{0,40}",
+                old in "[ab\né]{1,4}",
+                new in "[xyé\n]{0,6}",
+            ) {
+                match plan_edit(&content, &old, &new, true) {
+                    Ok(plan) => prop_assert_eq!(plan.after, content.replace(&old, &new)),
+                    Err(failure) => {
+                        prop_assert_eq!(failure, MatchFailure::NotFound { old: old.clone() });
+                        prop_assert!(!content.contains(&old));
+                    }
+                }
+            }
+        }
     }
 }

@@ -543,4 +543,31 @@ mod tests {
             );
         }
     }
+
+    mod properties {
+        use proptest::prelude::*;
+
+        use super::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(200))]
+
+            /// Whatever bytes a file holds, the text tools get exactly them as text or a
+            /// refusal that says why, never a lossy conversion or a panic.
+            #[test]
+            fn any_bytes_load_exactly_or_are_refused(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+                let dir = tempfile::tempdir().unwrap();
+                let path = dir.path().join("f");
+                fs::write(&path, &bytes).unwrap();
+                match load_text(&path, "f") {
+                    Ok(text) => prop_assert_eq!(text.as_bytes(), bytes.as_slice()),
+                    Err(ToolError::Refused(message)) => {
+                        prop_assert!(!bytes.contains(&0) || message.contains("NUL byte"));
+                        prop_assert!(message.contains("binary"), "{message}");
+                    }
+                    Err(other) => prop_assert!(false, "unexpected {other:?}"),
+                }
+            }
+        }
+    }
 }

@@ -323,4 +323,58 @@ mod tests {
             "{out}"
         );
     }
+
+    mod properties {
+        use proptest::prelude::*;
+
+        use super::super::*;
+
+        /// Lines of ASCII, two-, three- and four-byte characters, some long, some empty.
+        fn output() -> impl Strategy<Value = String> {
+            proptest::collection::vec("[a-z é€😀]{0,120}", 0..120)
+                .prop_map(|lines| lines.join("\n"))
+        }
+
+        /// Splits clipped output into (head, marker, tail) as `clip` assembles it.
+        fn parts(out: &str) -> (&str, &str, &str) {
+            let start = out
+                .find("[… ")
+                .unwrap_or_else(|| panic!("no marker in {out:?}"));
+            let end = out[start..].find(']').map_or(out.len(), |i| start + i + 1);
+            let head = &out[..start];
+            let tail = out[end..].strip_prefix('\n').unwrap_or(&out[end..]);
+            (head, &out[start..end], tail)
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(300))]
+
+            #[test]
+            fn clipping_keeps_exact_ends_fits_its_budget_and_states_the_cut(
+                text in output(),
+                max_bytes in 300usize..3_000,
+                max_lines in 3usize..40,
+            ) {
+                let dir = tempfile::tempdir().unwrap();
+                let limits = ClipLimits { max_bytes, max_lines };
+                let out = clip(&text, limits, dir.path(), "call");
+                let fits = text.len() <= max_bytes && text.lines().count() <= max_lines;
+                if fits {
+                    prop_assert_eq!(out, text);
+                    return Ok(());
+                }
+                prop_assert!(out.len() <= max_bytes, "{} bytes > {max_bytes}", out.len());
+                prop_assert!(out.lines().count() <= max_lines);
+                let (head, marker, tail) = parts(&out);
+                // `clip` adds a newline after a head that does not end a line.
+                let head = if text.starts_with(head) { head } else { &head[..head.len() - 1] };
+                prop_assert!(text.starts_with(head), "head {head:?}");
+                prop_assert!(text.ends_with(tail), "tail {tail:?}");
+                let cut = text.len() - head.len() - tail.len();
+                prop_assert!(cut > 0);
+                let size = format!("({})", human_size(cut as u64));
+                prop_assert!(marker.contains(&size), "{marker} lacks {size}");
+            }
+        }
+    }
 }

@@ -456,4 +456,96 @@ mod tests {
         let error: ToolError = ws.resolve("../x").unwrap_err().into();
         assert!(matches!(error, ToolError::Refused(m) if m.contains("`../x`")));
     }
+
+    #[cfg(unix)]
+    mod properties {
+        use std::os::unix::fs::symlink;
+        use std::path::Path;
+
+        use proptest::prelude::*;
+
+        use super::*;
+
+        /// A workspace `ws/` beside a directory `outside/`, with links that stay in
+        /// (`in` → `a/b`), leave (`out` → `../outside`, `up` → `..`, `abs` → `/`),
+        /// loop (`loop` → `loop`) or dangle (`dangling` → `nowhere`).
+        fn tree() -> (tempfile::TempDir, Workspace) {
+            let dir = tempfile::tempdir().unwrap();
+            let ws = dir.path().join("ws");
+            fs::create_dir_all(ws.join("a/b")).unwrap();
+            fs::create_dir_all(dir.path().join("outside")).unwrap();
+            fs::write(ws.join("a/f"), "x").unwrap();
+            fs::write(dir.path().join("outside/secret"), "s").unwrap();
+            for (link, target) in [
+                ("in", "a/b"),
+                ("a/b/back", "../.."),
+                ("out", "../outside"),
+                ("up", ".."),
+                ("abs", "/"),
+                ("loop", "loop"),
+                ("dangling", "nowhere"),
+            ] {
+                symlink(target, ws.join(link)).unwrap();
+            }
+            let workspace = Workspace::new(&ws).unwrap();
+            (dir, workspace)
+        }
+
+        fn segment() -> impl Strategy<Value = &'static str> {
+            proptest::sample::select(vec![
+                "a", "b", "f", "new", "..", ".", "", "in", "back", "out", "up", "abs", "loop",
+                "dangling", "secret", "outside", "ws", "é ü", "etc",
+            ])
+        }
+
+        /// Where the generated path starts: relative, the root, its parent, `/`.
+        fn prefix(dir: &Path) -> impl Strategy<Value = String> {
+            let parent = dir.display().to_string();
+            let root = dir.join("ws").display().to_string();
+            proptest::sample::select(vec![String::new(), root, parent, "/".to_string()])
+        }
+
+        /// The real location a resolved path would have once it exists: its longest
+        /// existing ancestor, canonicalized, plus the rest.
+        fn eventual_location(path: &Path) -> PathBuf {
+            for ancestor in path.ancestors() {
+                if let Ok(real) = ancestor.canonicalize() {
+                    return real.join(path.strip_prefix(ancestor).unwrap());
+                }
+            }
+            path.to_path_buf()
+        }
+
+        #[test]
+        fn no_generated_path_resolves_outside_the_root() {
+            let (dir, ws) = tree();
+            let paths = (
+                prefix(dir.path()),
+                proptest::collection::vec(segment(), 1..7),
+            )
+                .prop_map(|(prefix, segments)| {
+                    let joined = segments.join("/");
+                    if prefix.is_empty() {
+                        joined
+                    } else {
+                        format!("{prefix}/{joined}")
+                    }
+                });
+            let mut runner =
+                proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(2000));
+            runner
+                .run(&paths, |input| {
+                    if let Ok(resolved) = ws.resolve(&input) {
+                        prop_assert!(resolved.is_absolute());
+                        let real = eventual_location(&resolved);
+                        prop_assert!(
+                            real.starts_with(ws.root()),
+                            "`{input}` resolved to {resolved:?}, really {real:?}"
+                        );
+                    }
+                    Ok(())
+                })
+                .unwrap();
+        }
+    }
 }

@@ -9,7 +9,8 @@
 //! which files git tracks (the caller injects [`TrackedFiles`]), or running anything.
 //! Invariant: classification is a pure function of the command text and its
 //! [`CommandContext`]; whatever it cannot read with certainty (a parse error, a command
-//! name built from `$(...)` or a variable, an unrecognised program) is
+//! substitution `$(...)` anywhere, a command name built from a variable, `eval`, an
+//! unrecognised program) is
 //! [`CommandClass::Unknown`], never [`CommandClass::ReadOnly`].
 //!
 //! Paths are resolved lexically against the workspace root and the directory the

@@ -203,7 +203,18 @@ impl Walker<'_> {
                 );
                 self.children(node, source);
             }
-            "subshell" | "command_substitution" | "process_substitution" | "pipeline" => {
+            "command_substitution" => {
+                // Its output becomes words of the outer command (`find . $(echo -delete)`),
+                // so what the outer command does is only known when it runs.
+                self.note(
+                    text(node, source),
+                    CommandClass::Unknown,
+                    "substitutes a command's output into the command line, so what runs is \
+                     only known when it runs",
+                );
+                self.scoped(|walker| walker.children(node, source));
+            }
+            "subshell" | "process_substitution" | "pipeline" => {
                 self.scoped(|walker| walker.children(node, source));
             }
             "comment" => {}

@@ -63,7 +63,7 @@ const TABLE: &[(&str, CommandClass)] = &[
     ("cargo test 2>/dev/null | tail -20", ReadOnly),
     ("cd src && ls", ReadOnly),
     ("FOO=1 ls", ReadOnly),
-    ("echo \"a$(date)b\"", ReadOnly),
+    ("echo \"a$(date)b\"", Unknown),
     ("[ -f x ] && cat x", ReadOnly),
     ("for f in *.rs; do echo $f; done", ReadOnly),
     ("sed -n '1,10p' src/main.rs", ReadOnly),
@@ -354,4 +354,102 @@ fn odd_input_never_reads_as_safe() {
     assert_eq!(class_of(&deep).class, Unknown);
     let chained = vec!["true"; 2_000].join(" && ");
     assert_eq!(class_of(&chained).class, Unknown);
+}
+
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    const READS: &[&str] = &[
+        "ls",
+        "cat README.md",
+        "git status",
+        "echo hi",
+        "grep -r x src",
+        "wc -l src/main.rs",
+        "head -5 README.md",
+        "git log --oneline",
+    ];
+
+    /// Parts whose effect is only known when they run.
+    const DYNAMIC: &[&str] = &[
+        "echo $(ls)",
+        "cat `ls`",
+        "grep x \"$(git ls-files)\"",
+        "find . $(echo -delete)",
+        "eval ls",
+        "eval \"$CMD\"",
+        "$CMD src",
+        "${TOOL} -rf src",
+        "\"$X\" README.md",
+    ];
+
+    /// Parts known to lose data or write outside the workspace.
+    const DESTRUCTIVE: &[&str] = &[
+        "rm -rf src",
+        "rm README.md",
+        "git reset --hard",
+        "git clean -fdx",
+        "echo x > README.md",
+        "mv README.md /tmp/x",
+        "find . -delete",
+        "dd if=/dev/zero of=README.md",
+        "truncate -s 0 Cargo.toml",
+        "cp /dev/null src/main.rs",
+    ];
+
+    fn pick(parts: &'static [&'static str]) -> impl Strategy<Value = &'static str> {
+        proptest::sample::select(parts)
+    }
+
+    /// Read-only parts with `hazard` among them, joined into pipelines and lists, and
+    /// sometimes wrapped in a subshell, a group, `sh -c` or a wrapper command.
+    fn around(hazard: impl Strategy<Value = &'static str>) -> impl Strategy<Value = String> {
+        (
+            proptest::collection::vec(pick(READS), 0..4),
+            hazard,
+            any::<usize>(),
+            proptest::collection::vec(pick(&[" | ", " && ", " || ", "; ", "\n", " & "]), 4),
+            0..6usize,
+        )
+            .prop_map(|(mut parts, hazard, at, separators, wrapping)| {
+                parts.insert(at % (parts.len() + 1), hazard);
+                let mut line = String::new();
+                for (i, part) in parts.iter().enumerate() {
+                    if i > 0 {
+                        line.push_str(separators[i - 1]);
+                    }
+                    line.push_str(part);
+                }
+                match wrapping {
+                    0 => format!("({line})"),
+                    1 => format!("{{ {line}; }}"),
+                    2 => format!("sh -c '{}'", line.replace('\'', r"'\''")),
+                    3 => format!("timeout 5 bash -c '{}'", line.replace('\'', r"'\''")),
+                    _ => line,
+                }
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        #[test]
+        fn only_reads_are_read_only(command in around(pick(READS))) {
+            prop_assert_eq!(class_of(&command).class, ReadOnly, "{}", command);
+        }
+
+        #[test]
+        fn dynamic_parts_are_never_read_only(command in around(pick(DYNAMIC))) {
+            let class = class_of(&command).class;
+            prop_assert!(class >= Unknown, "{command:?} is {class}");
+        }
+
+        #[test]
+        fn destructive_parts_make_the_command_destructive(command in around(pick(DESTRUCTIVE))) {
+            let class = class_of(&command).class;
+            prop_assert_eq!(class, Destructive, "{}", command);
+        }
+    }
 }
