@@ -3,12 +3,15 @@
 //! The dependency direction is the architecture: front ends ([`exec`], [`tui`]) →
 //! [`agent`] → the leaves ([`provider`], [`tools`], [`shell`], [`lint`], [`policy`],
 //! [`diff`], [`git`], [`config`], [`session`]). No leaf imports `agent` or a front end.
-//! [`pathglob`] is a small utility the leaves share.
+//! [`pathglob`] is a small utility the leaves share; `fuzzing` holds the entry points
+//! of the fuzz targets under `fuzz/`.
 
 pub mod agent;
 pub mod config;
 pub mod diff;
 pub mod exec;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod git;
 pub mod lint;
 pub mod pathglob;

@@ -35,6 +35,11 @@ pub use message::{
 };
 pub use retry::{RetryDecision, RetryPolicy};
 
+// For the fuzz entry points (`crate::fuzzing`).
+pub(crate) use arguments::ArgumentsBuffer;
+pub(crate) use sse::SseDecoder;
+pub(crate) use stream::{WireDecoder, decode_body};
+
 /// The stream of decoded events for one model call.
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, ProviderError>> + Send>>;
 

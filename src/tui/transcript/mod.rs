@@ -52,6 +52,8 @@ use crate::tui::action::Action;
 use crate::tui::theme::Theme;
 
 pub use self::cell::NoticeKind;
+/// For the fuzz entry points (`crate::fuzzing`).
+pub(crate) use self::markdown::render as render_markdown;
 
 struct Entry {
     cell: Cell,
