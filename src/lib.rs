@@ -3,7 +3,7 @@
 //! The dependency direction is the architecture: front ends ([`exec`], [`tui`]) →
 //! [`agent`] → the leaves ([`provider`], [`tools`], [`shell`], [`lint`], [`policy`],
 //! [`diff`], [`git`], [`config`], [`session`]). No leaf imports `agent` or a front end.
-//! [`pathglob`] is a small utility the leaves share.
+//! [`pathglob`] and [`process_group`] are small utilities the leaves share.
 
 pub mod agent;
 pub mod config;
@@ -13,6 +13,7 @@ pub mod git;
 pub mod lint;
 pub mod pathglob;
 pub mod policy;
+pub mod process_group;
 pub mod provider;
 pub mod session;
 pub mod shell;
