@@ -1,6 +1,7 @@
 //! duet: a terminal pair-programming agent.
 //!
-//! The dependency direction is the architecture: front ends ([`exec`], [`tui`]) →
+//! The dependency direction is the architecture: front ends ([`exec`], [`tui`],
+//! [`eval`], which runs `duet exec` as child processes) →
 //! [`agent`] → the leaves ([`provider`], [`tools`], [`shell`], [`lint`], [`policy`],
 //! [`diff`], [`git`], [`config`], [`session`]). No leaf imports `agent` or a front end.
 //! [`pathglob`] and [`process_group`] are small utilities the leaves share.
@@ -8,6 +9,7 @@
 pub mod agent;
 pub mod config;
 pub mod diff;
+pub mod eval;
 pub mod exec;
 pub mod git;
 pub mod lint;
