@@ -147,7 +147,7 @@ fn main() -> ExitCode {
         // Needs no configured model: it reports what is missing instead.
         Some(Subcmd::Doctor) => doctor::run(&flags(&cli), &workspace),
         // Each case's `duet exec` resolves the settings itself, from the same sources.
-        Some(Subcmd::Eval(args)) => run_eval(&cli, args),
+        Some(Subcmd::Eval(args)) => run_eval(&cli, args, &workspace),
         Some(Subcmd::Exec {
             task,
             json,
@@ -513,8 +513,13 @@ fn run_exec(
 }
 
 /// `duet eval`: 0 when every case ran (resolved or not), 2 for a bad cases file, 1
-/// when the eval itself failed.
-fn run_eval(cli: &Cli, args: &duet::eval::EvalArgs) -> ExitCode {
+/// when the eval itself failed. Relative paths start at `-C DIR` when given.
+fn run_eval(cli: &Cli, args: &duet::eval::EvalArgs, dir: &Path) -> ExitCode {
+    let args = duet::eval::EvalArgs {
+        cases: dir.join(&args.cases),
+        out: dir.join(&args.out),
+        ..args.clone()
+    };
     let exe = match std::env::current_exe() {
         Ok(exe) => exe,
         Err(error) => {
@@ -527,7 +532,7 @@ fn run_eval(cli: &Cli, args: &duet::eval::EvalArgs) -> ExitCode {
         runtime.block_on(async {
             let mut stdout = std::io::stdout().lock();
             let mut stderr = std::io::stderr();
-            Ok(duet::eval::run(args, exe, eval_global_args(cli), &mut stdout, &mut stderr).await)
+            Ok(duet::eval::run(&args, exe, eval_global_args(cli), &mut stdout, &mut stderr).await)
         })
     });
     match result {

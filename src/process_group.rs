@@ -44,8 +44,9 @@ impl ProcessGroup {
         self.leader = None;
     }
 
-    /// Asks the group to stop (SIGTERM), gives the leader `grace` to exit, then kills
-    /// whatever of the group is left, and reaps the leader.
+    /// Asks the group to stop (SIGTERM), gives the leader `grace` to exit (on Linux,
+    /// where duet can see that without reaping it; elsewhere none), then kills whatever
+    /// of the group is left and reaps the leader.
     pub async fn terminate(mut self, child: &mut Child, grace: Duration) {
         self.signal(Stop::Terminate);
         // Wait without reaping: polling `try_wait` would reap the leader and free its
@@ -56,9 +57,9 @@ impl ProcessGroup {
         }
         self.signal(Stop::Kill);
         self.leader = None;
-        // Killed above; waiting only collects the exit status. An error means it was
-        // already collected.
-        let _ = child.wait().await;
+        // Killed above; waiting only collects the exit status (an error means it was
+        // collected already). A leader stuck past the grace is left to the runtime.
+        let _ = tokio::time::timeout(grace, child.wait()).await;
     }
 
     fn signal(&self, stop: Stop) {

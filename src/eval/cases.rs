@@ -28,6 +28,8 @@ use crate::pathglob::PathGlob;
 /// One task to run and judge.
 #[derive(Clone, Debug)]
 pub struct Case {
+    /// Where it is in the cases file (1-based).
+    pub line: usize,
     pub id: String,
     pub repo: RepoSource,
     pub prompt: String,
@@ -103,7 +105,30 @@ pub fn load(path: &Path) -> Result<Vec<Case>, CasesError> {
         path: path.to_path_buf(),
         source,
     })?;
-    parse(&text, path)
+    let cases = parse(&text, path)?;
+    for case in &cases {
+        if let Some(message) = missing_path(case) {
+            return Err(CasesError::Line {
+                path: path.to_path_buf(),
+                line: case.line,
+                message,
+            });
+        }
+    }
+    Ok(cases)
+}
+
+/// What a case names on disk that is not there.
+fn missing_path(case: &Case) -> Option<String> {
+    if let RepoSource::Local(repo) = &case.repo
+        && !repo.is_dir()
+    {
+        return Some(format!("`repo` {} is not a directory", repo.display()));
+    }
+    case.hidden_tests
+        .as_ref()
+        .filter(|patch| !patch.is_file())
+        .map(|patch| format!("`hidden_tests` {} is not a file", patch.display()))
 }
 
 /// The cases of `text`, read from `path` (which relative paths start from).
@@ -120,7 +145,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<Case>, CasesError> {
             line: index + 1,
             message,
         };
-        let case = parse_line(line, base).map_err(at_line)?;
+        let case = parse_line(line, index + 1, base).map_err(at_line)?;
         if !ids.insert(case.id.clone()) {
             return Err(at_line(format!("the id `{}` is used twice", case.id)));
         }
@@ -134,8 +159,8 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<Case>, CasesError> {
     Ok(cases)
 }
 
-fn parse_line(line: &str, base: &Path) -> Result<Case, String> {
-    let raw: RawCase = serde_json::from_str(line).map_err(|error| error.to_string())?;
+fn parse_line(text: &str, line: usize, base: &Path) -> Result<Case, String> {
+    let raw: RawCase = serde_json::from_str(text).map_err(|error| error.to_string())?;
     for (field, value) in [
         ("id", &raw.id),
         ("prompt", &raw.prompt),
@@ -162,6 +187,7 @@ fn parse_line(line: &str, base: &Path) -> Result<Case, String> {
         })
         .transpose()?;
     Ok(Case {
+        line,
         repo: repo_source(&raw.repo, base)?,
         id: raw.id,
         prompt: raw.prompt,
@@ -225,6 +251,42 @@ mod tests {
         let expected = case.expect_files.as_ref().unwrap();
         assert!(expected[0].glob.matches(Path::new("src/lib.rs")));
         assert_eq!(cases[0].expect_files.is_none(), true);
+    }
+
+    #[test]
+    fn loading_checks_that_the_named_paths_exist() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("repo")).unwrap();
+        let cases = dir.path().join("cases.jsonl");
+        let line = |hidden: &str| {
+            format!(
+                r#"{{"id": "{hidden}", "repo": "repo", "prompt": "p", "done": {{"cmd": "x"}}, "hidden_tests": "{hidden}"}}"#
+            )
+        };
+        std::fs::write(dir.path().join("t.patch"), "").unwrap();
+        std::fs::write(
+            &cases,
+            format!(
+                "{}
+{}
+",
+                line("t.patch"),
+                line("gone.patch")
+            ),
+        )
+        .unwrap();
+        let error = load(&cases).unwrap_err().to_string();
+        assert!(
+            error.ends_with(&format!(
+                "cases.jsonl:2: `hidden_tests` {} is not a file",
+                dir.path().join("gone.patch").display()
+            )),
+            "{error}"
+        );
+        std::fs::write(&cases, GOOD).unwrap();
+        let error = load(&cases).unwrap_err().to_string();
+        assert!(error.contains("cases.jsonl:1: `repo` "), "{error}");
+        assert!(error.ends_with("repos/a is not a directory"), "{error}");
     }
 
     #[test]

@@ -193,6 +193,7 @@ mod tests {
 
     fn case() -> Case {
         Case {
+            line: 1,
             id: "c".into(),
             repo: RepoSource::Local("r".into()),
             prompt: "p".into(),
