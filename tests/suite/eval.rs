@@ -194,3 +194,60 @@ async fn a_bad_cases_file_names_the_line_and_exits_2() {
     );
     assert!(!dir.path().join("eval-results.json").exists());
 }
+
+/// Stands in for `duet`: one model call whose prompt tokens are the prompt (the last
+/// argument); the first case's run is the slower one.
+const FAKE_DUET: &str = r#"#!/bin/sh
+for prompt; do :; done
+[ "$prompt" = 100 ] && sleep 0.3
+echo '{"type": "step_started", "step": 1}'
+echo "{\"type\": \"usage\", \"call\": {}, \"session\": {\"input_tokens\": $prompt, \"output_tokens\": 1, \"cache_read_tokens\": 0, \"cache_write_tokens\": 0}, \"session_cost_usd\": null}"
+"#;
+
+#[cfg(unix)]
+#[tokio::test]
+async fn cases_run_several_at_once_are_reported_in_the_files_order() {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("fake-duet");
+    std::fs::write(&exe, FAKE_DUET).unwrap();
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::create_dir(dir.path().join("repo")).unwrap();
+    std::fs::write(dir.path().join("repo/a.txt"), "a\n").unwrap();
+    let cases: Vec<String> = [("slow", 100), ("fast", 7), ("third", 3)]
+        .iter()
+        .map(|(id, tokens)| {
+            format!(
+                r#"{{"id": "{id}", "repo": "repo", "prompt": "{tokens}", "done": {{"cmd": "test -f a.txt"}}}}"#
+            )
+        })
+        .collect();
+    std::fs::write(dir.path().join("cases.jsonl"), cases.join("\n")).unwrap();
+    let args = duet::eval::EvalArgs {
+        cases: dir.path().join("cases.jsonl"),
+        out: dir.path().join("results.json"),
+        jobs: 3,
+        done_timeout: 10,
+        yes: false,
+    };
+    let (mut out, mut progress) = (Vec::new(), Vec::new());
+    let results = duet::eval::run(&args, exe, Vec::new(), &mut out, &mut progress)
+        .await
+        .unwrap();
+    let figures: Vec<(&str, bool, u32, u64)> = results
+        .iter()
+        .map(|case| (case.id.as_str(), case.resolved, case.steps, case.tokens_in))
+        .collect();
+    assert_eq!(
+        figures,
+        [
+            ("slow", true, 1, 100),
+            ("fast", true, 1, 7),
+            ("third", true, 1, 3)
+        ]
+    );
+    let table = String::from_utf8(out).unwrap();
+    assert!(table.contains("resolved 3 of 3 cases"), "{table}");
+    assert!(dir.path().join("results.json").is_file());
+}
