@@ -1,14 +1,16 @@
 //! duet: a terminal pair-programming agent.
 //!
-//! The dependency direction is the architecture: front ends ([`exec`], [`tui`]) →
+//! The dependency direction is the architecture: front ends ([`exec`], [`tui`],
+//! [`eval`], which runs `duet exec` as child processes) →
 //! [`agent`] → the leaves ([`provider`], [`tools`], [`shell`], [`lint`], [`policy`],
 //! [`diff`], [`git`], [`config`], [`session`]). No leaf imports `agent` or a front end.
-//! [`pathglob`] is a small utility the leaves share; `fuzzing` holds the entry points
-//! of the fuzz targets under `fuzz/`.
+//! [`pathglob`] and [`process_group`] are small utilities the leaves share; `fuzzing`
+//! holds the entry points of the fuzz targets under `fuzz/`.
 
 pub mod agent;
 pub mod config;
 pub mod diff;
+pub mod eval;
 pub mod exec;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -16,6 +18,7 @@ pub mod git;
 pub mod lint;
 pub mod pathglob;
 pub mod policy;
+pub mod process_group;
 pub mod provider;
 pub mod session;
 pub mod shell;

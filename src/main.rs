@@ -96,6 +96,9 @@ enum Subcmd {
     /// Check the setup: config, model settings, tools, and what protects you from the
     /// shell's commands on this machine.
     Doctor,
+    /// Run a set of cases with `duet exec --done`, each in a copy of its repository,
+    /// and score them (one JSON object per line in CASES.jsonl).
+    Eval(duet::eval::EvalArgs),
 }
 
 /// `duet __sandbox ...`, the shell's sandbox launcher: not a listed subcommand, and
@@ -143,6 +146,8 @@ fn main() -> ExitCode {
         Some(Subcmd::Sessions { all }) => finish(print_sessions(&paths, &workspace, *all)),
         // Needs no configured model: it reports what is missing instead.
         Some(Subcmd::Doctor) => doctor::run(&flags(&cli), &workspace),
+        // Each case's `duet exec` resolves the settings itself, from the same sources.
+        Some(Subcmd::Eval(args)) => run_eval(&cli, args, &workspace),
         Some(Subcmd::Exec {
             task,
             json,
@@ -507,6 +512,60 @@ fn run_exec(
     })
 }
 
+/// `duet eval`: 0 when every case ran (resolved or not), 2 for a bad cases file, 1
+/// when the eval itself failed. Relative paths start at `-C DIR` when given.
+fn run_eval(cli: &Cli, args: &duet::eval::EvalArgs, dir: &Path) -> ExitCode {
+    let args = duet::eval::EvalArgs {
+        cases: dir.join(&args.cases),
+        out: dir.join(&args.out),
+        ..args.clone()
+    };
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(error) => {
+            return finish(Err(anyhow::anyhow!(
+                "cannot find duet's own binary: {error}"
+            )));
+        }
+    };
+    let result = runtime().and_then(|runtime| {
+        runtime.block_on(async {
+            let mut stdout = std::io::stdout().lock();
+            let mut stderr = std::io::stderr();
+            Ok(duet::eval::run(&args, exe, eval_global_args(cli), &mut stdout, &mut stderr).await)
+        })
+    });
+    match result {
+        Ok(Ok(_)) => ExitCode::SUCCESS,
+        Ok(Err(error @ duet::eval::EvalError::Cases(_))) => usage_error(&error.into()),
+        Ok(Err(error)) => finish(Err(error.into())),
+        Err(error) => finish(Err(error)),
+    }
+}
+
+/// The global flags `duet eval` passes on to each case's `duet exec`: the model and its
+/// budgets as given, and the approval mode (`auto` unless given, as nobody watches).
+fn eval_global_args(cli: &Cli) -> Vec<String> {
+    let approval = cli.approval.unwrap_or(ApprovalMode::Auto);
+    let mut args = vec!["--approval".to_string(), approval.to_string()];
+    let mut pass = |flag: &str, value: Option<String>| {
+        if let Some(value) = value {
+            args.extend([flag.to_string(), value]);
+        }
+    };
+    pass("--provider", cli.provider.map(|wire| wire.to_string()));
+    pass("--model", cli.model.clone());
+    pass("--base-url", cli.base_url.clone());
+    pass("--max-steps", cli.max_steps.map(|n| n.to_string()));
+    pass("--max-time", cli.max_time.map(|secs| secs.to_string()));
+    pass(
+        "--max-total-tokens",
+        cli.max_total_tokens.map(|tokens| tokens.to_string()),
+    );
+    pass("--max-cost", cli.max_cost.map(|usd| usd.to_string()));
+    args
+}
+
 /// `duet exec --done`: prepares the branch before the agent starts, so the agent
 /// sees the branch it works on.
 #[allow(clippy::too_many_arguments)]
@@ -629,6 +688,49 @@ mod tests {
         assert_eq!(task, None);
         assert_eq!(done.task_text().unwrap().unwrap(), "fix it");
         assert_eq!(done.done.as_deref(), Some("make"));
+    }
+
+    #[test]
+    fn eval_passes_the_model_flags_on_and_runs_in_auto_mode_by_default() {
+        let parse = |args: &[&str]| {
+            Cli::try_parse_from(std::iter::once("duet").chain(args.iter().copied())).unwrap()
+        };
+        assert_eq!(
+            eval_global_args(&parse(&["eval", "cases.jsonl"])),
+            ["--approval", "auto"]
+        );
+        let cli = parse(&[
+            "--provider",
+            "openai",
+            "--model",
+            "m",
+            "eval",
+            "--jobs",
+            "2",
+            "cases.jsonl",
+            "--max-steps",
+            "5",
+            "--approval",
+            "auto-edit",
+        ]);
+        assert_eq!(
+            eval_global_args(&cli),
+            [
+                "--approval",
+                "auto-edit",
+                "--provider",
+                "openai",
+                "--model",
+                "m",
+                "--max-steps",
+                "5"
+            ]
+        );
+        let Some(Subcmd::Eval(args)) = cli.command else {
+            panic!("not eval");
+        };
+        assert_eq!(args.jobs, 2);
+        assert_eq!(args.out, PathBuf::from("eval-results.json"));
     }
 
     #[test]

@@ -20,6 +20,7 @@ use crate::config::{Compaction, ModelInfo};
 use crate::provider::{Block, Message, ModelClient, ModelRequest, Role, StreamEvent, Usage};
 use crate::session::Record;
 
+use super::plan_notes;
 use super::protocol::{CompactionKind, Event};
 use super::turn::{Agent, StepEnd};
 
@@ -99,6 +100,7 @@ impl Agent {
         let saved = prune_tool_results(&mut messages, keep);
         let mut estimate = before.saturating_sub(tokens_of(saved));
         let mut compacted = saved > 0;
+        let mut summarised = false;
         if compacted {
             self.conversation.replace(messages);
             self.announce(before, estimate, CompactionKind::PrunedToolResults)
@@ -117,6 +119,7 @@ impl Agent {
                         .await;
                     estimate = after;
                     compacted = true;
+                    summarised = true;
                 }
                 Err(SummaryFailure::Cancelled(end)) => return Some(end),
                 Err(SummaryFailure::Failed(reason)) => {
@@ -127,6 +130,7 @@ impl Agent {
             }
         }
         if compacted {
+            self.carry_notes(summarised).await;
             tracing::info!(before, after = estimate, "conversation compacted");
             self.events
                 .record(Record::Compacted {
@@ -137,6 +141,25 @@ impl Agent {
         // The summary call's own prompt says nothing about the conversation's.
         self.compaction.last_prompt_tokens = None;
         None
+    }
+
+    /// Gives the model the notes file again, so its plan and what is already done
+    /// survive the compaction: right after the summary when there is one, else with
+    /// the newest user message. Earlier copies become a stub.
+    async fn carry_notes(&mut self, summarised: bool) {
+        let Some(notes) = plan_notes::read(&self.workspace).await else {
+            return;
+        };
+        let mut messages = self.conversation.messages().to_vec();
+        plan_notes::retire_copies(&mut messages);
+        if summarised && let Some(summary) = messages.first_mut() {
+            // The summary message holds the summary alone, so the notes follow it.
+            summary.content.push(Block::Text { text: notes });
+            self.conversation.replace(messages);
+        } else {
+            self.conversation.replace(messages);
+            self.conversation.push_user_text(notes);
+        }
     }
 
     async fn announce(&self, before: u64, after: u64, kind: CompactionKind) {

@@ -20,6 +20,7 @@ mod conversation;
 mod events;
 mod explore;
 mod notes;
+mod plan_notes;
 pub mod protocol;
 mod recording;
 mod recovery;
@@ -42,6 +43,7 @@ use crate::session::{Session, SessionWriter};
 use crate::shell::{Shell, ShellConfig};
 use crate::tools::{OutputSink, ReadLedger, Registry, ToolCtx, Workspace};
 
+pub use plan_notes::NOTES_FILE;
 pub use protocol::{BudgetLimit, BudgetReport, Command, CompactionKind, Event, TurnOutcome};
 
 /// Events buffered between the agent and a slow front end before the agent waits.

@@ -10,9 +10,9 @@
 //! the done command itself and every evidence check passed on exactly the tree it
 //! commits (or, with `--draft-on-cap`, for a budget stop, marked DRAFT).
 //!
-//! Exit status: 0 done and verified; 1 error (including a refused dirty tree or a
-//! failed model call); 2 stopped by a budget limit or a detected loop (a DRAFT commit
-//! with `--draft-on-cap`); 3 an evidence check failed; 130 interrupted.
+//! Exit status ([`super::status`]): 0 done and verified; 1 error (including a refused
+//! dirty tree or a failed model call); 2 stopped by a budget limit or a detected loop
+//! (a DRAFT commit with `--draft-on-cap`); 3 an evidence check failed; 130 interrupted.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -24,15 +24,21 @@ use git2::Oid;
 use tokio::sync::mpsc;
 
 use super::evidence::{self, Caps, Check, CommandResult, Receipt, Violation};
-use super::{Approvals, Format, Outcome};
-use crate::agent::{AgentHandle, Event, TurnOutcome};
+use super::{Approvals, Format, Outcome, status};
+use crate::agent::{AgentHandle, Event, NOTES_FILE, TurnOutcome};
 use crate::git::work_branch::{BranchStart, FileChange, WorkBranchError, WorkRepo, slug};
 use crate::policy::ProtectedPaths;
+use crate::process_group::{self, ProcessGroup};
 
 /// duet's own files in the workspace, kept out of git by `.git/info/exclude`.
 pub const DUET_DIR: &str = ".duet";
+/// The notes file's name in [`DUET_DIR`]: the agent's [`NOTES_FILE`], which it gives
+/// the model again after every compaction.
+const NOTES_FILE_NAME: &str = "notes.md";
 /// Lines of the done command's output shown in the report and PR.md.
 const OUTPUT_TAIL_LINES: usize = 40;
+/// How long a timed-out done command has to stop on SIGTERM before it is killed.
+const STOP_GRACE: Duration = Duration::from_secs(1);
 
 /// The `--done` flags of `duet exec`.
 #[derive(clap::Args, Clone, Debug, Default, PartialEq)]
@@ -142,13 +148,13 @@ pub enum DoneOutcome {
 
 impl DoneOutcome {
     pub fn exit_code(self) -> ExitCode {
-        match self {
-            DoneOutcome::Verified => ExitCode::SUCCESS,
-            DoneOutcome::Failed => ExitCode::from(1),
-            DoneOutcome::Stopped => ExitCode::from(2),
-            DoneOutcome::ChecksFailed => ExitCode::from(3),
-            DoneOutcome::Interrupted => ExitCode::from(130),
-        }
+        ExitCode::from(match self {
+            DoneOutcome::Verified => status::DONE,
+            DoneOutcome::Failed => status::ERROR,
+            DoneOutcome::Stopped => status::STOPPED,
+            DoneOutcome::ChecksFailed => status::CHECKS_FAILED,
+            DoneOutcome::Interrupted => status::INTERRUPTED,
+        })
     }
 }
 
@@ -185,7 +191,7 @@ pub fn prepare(workspace: &Path, task: &str, options: &DoneOptions) -> Result<Pr
         options.command,
         task.trim()
     );
-    write_duet_file(workspace, "notes.md", &notes)?;
+    write_duet_file(workspace, NOTES_FILE_NAME, &notes)?;
     Ok(Prepared {
         repo,
         start,
@@ -198,7 +204,8 @@ pub fn prepare(workspace: &Path, task: &str, options: &DoneOptions) -> Result<Pr
 pub fn model_task(task: &str, command: &str) -> String {
     format!(
         "{}\n\n---\nYou work on the git branch duet created for this task. Keep your plan and \
-         notes in {DUET_DIR}/notes.md (it is not committed). When you stop, duet runs `{command}` \
+         notes in {NOTES_FILE} (it is not committed, and you get it again whenever the \
+         conversation is compacted). When you stop, duet runs `{command}` \
          in the workspace itself: the task is done only if it exits 0. Do not change tests, CI \
          configuration or protected files unless the task names them, and do not skip or \
          filter tests; duet checks the diff and fails the run if you do.",
@@ -385,7 +392,8 @@ fn title(task: &str) -> String {
 }
 
 /// Runs `sh -c CMD` in the workspace with stdout and stderr into `.duet/done.log`,
-/// killed after the timeout; returns how it ended and what it printed.
+/// stopped after the timeout together with everything it started; returns how it
+/// ended and what it printed.
 async fn run_done_command(
     workspace: &Path,
     options: &DoneOptions,
@@ -400,23 +408,28 @@ async fn run_done_command(
         source,
     })?;
     let log_for_stderr = log.try_clone().map_err(command_error)?;
-    let mut child = tokio::process::Command::new("sh")
+    let mut command = tokio::process::Command::new("sh");
+    command
         .arg("-c")
         .arg(&options.command)
         .current_dir(workspace)
         .stdin(Stdio::null())
         .stdout(log)
         .stderr(log_for_stderr)
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(command_error)?;
+        .kill_on_drop(true);
+    // Its own process group, so a timeout also stops what the command started.
+    process_group::isolate(&mut command);
+    let mut child = command.spawn().map_err(command_error)?;
+    let group = ProcessGroup::of(&child);
     let result = match tokio::time::timeout(options.timeout, child.wait()).await {
-        Ok(status) => CommandResult::Exited {
-            code: status.map_err(command_error)?.code(),
-        },
+        Ok(status) => {
+            group.disarm();
+            CommandResult::Exited {
+                code: status.map_err(command_error)?.code(),
+            }
+        }
         Err(_) => {
-            // Already gone is fine: either way it no longer runs.
-            let _ = child.kill().await;
+            group.terminate(&mut child, STOP_GRACE).await;
             CommandResult::TimedOut {
                 secs: options.timeout.as_secs(),
             }
@@ -698,6 +711,14 @@ mod tests {
         assert_eq!(
             repo_relative(root, root, "/repo/a/../b.txt").as_deref(),
             Some("b.txt")
+        );
+    }
+
+    #[test]
+    fn the_notes_are_written_where_the_agent_reads_them_after_compaction() {
+        assert_eq!(
+            Path::new(DUET_DIR).join(NOTES_FILE_NAME),
+            Path::new(NOTES_FILE)
         );
     }
 

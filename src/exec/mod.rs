@@ -4,9 +4,11 @@
 //! per line with `--json`), Ctrl-C handling and the exit status.
 //! Does not own: anything the agent does; it only consumes [`Event`]s.
 //!
-//! Exit status: 0 the model finished; 1 the turn failed (model call or setup); 2 bad
-//! usage or configuration (decided by `main`); 3 stopped by a budget limit or a detected
-//! loop; 130 interrupted. `duet exec --done` ([`done`]) has its own statuses.
+//! Exit status ([`status`], one table for plain runs and `--done` runs): 0 the model
+//! finished (with `--done`: and duet verified it); 1 an error (model call, setup); 2
+//! stopped by a budget limit or a detected loop; 3 an evidence check failed (`--done`
+//! only); 130 interrupted. Bad usage or configuration is also 2, decided by `main`
+//! before anything runs.
 
 pub mod done;
 pub mod evidence;
@@ -44,13 +46,28 @@ pub enum Outcome {
 
 impl Outcome {
     pub fn exit_code(self) -> ExitCode {
-        match self {
-            Outcome::Finished => ExitCode::SUCCESS,
-            Outcome::Failed => ExitCode::from(1),
-            Outcome::Stopped => ExitCode::from(3),
-            Outcome::Interrupted => ExitCode::from(130),
-        }
+        ExitCode::from(match self {
+            Outcome::Finished => status::DONE,
+            Outcome::Failed => status::ERROR,
+            Outcome::Stopped => status::STOPPED,
+            Outcome::Interrupted => status::INTERRUPTED,
+        })
     }
+}
+
+/// The exit statuses of `duet exec`, with and without `--done`.
+pub mod status {
+    /// The task finished (with `--done`: verified and committed).
+    pub const DONE: u8 = 0;
+    /// A model call, the setup or duet itself failed.
+    pub const ERROR: u8 = 1;
+    /// A budget limit or the loop detector stopped the task (with `--draft-on-cap`, a
+    /// draft was committed).
+    pub const STOPPED: u8 = 2;
+    /// `--done` only: the done command or another evidence check failed.
+    pub const CHECKS_FAILED: u8 = 3;
+    /// Ctrl-C.
+    pub const INTERRUPTED: u8 = 130;
 }
 
 /// Prints one event; implemented by each output format.
@@ -192,6 +209,14 @@ mod tests {
             path: "Cargo.lock".into(),
             why: "lockfile".into(),
         }
+    }
+
+    #[test]
+    fn a_budget_stop_exits_2_with_or_without_done() {
+        assert_eq!(Outcome::Stopped.exit_code(), ExitCode::from(2));
+        assert_eq!(Outcome::Finished.exit_code(), ExitCode::SUCCESS);
+        assert_eq!(Outcome::Failed.exit_code(), ExitCode::from(1));
+        assert_eq!(Outcome::Interrupted.exit_code(), ExitCode::from(130));
     }
 
     #[test]

@@ -18,6 +18,8 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt as _};
 use tokio::process::{Child, Command};
 
+use crate::process_group::{self, ProcessGroup};
+
 /// How long a killed command may take to be reaped before it is left to the runtime.
 const REAP_GRACE: Duration = Duration::from_secs(2);
 /// The exit status `sh` uses for "command not found".
@@ -110,8 +112,7 @@ fn spawn(root: &Path, script: &str) -> std::io::Result<Child> {
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     // Its own process group, so a timeout stops the linter's children too.
-    #[cfg(unix)]
-    command.process_group(0);
+    process_group::isolate(&mut command);
     command.spawn()
 }
 
@@ -143,45 +144,6 @@ async fn drain(stream: Option<impl AsyncRead + Unpin>, capture: &Mutex<Capture>)
         if let Ok(mut capture) = capture.lock() {
             capture.push(&buffer[..read]);
         }
-    }
-}
-
-/// The process group of a spawned command, killed on drop unless disarmed: a dropped
-/// future (the user interrupted the turn) must not leave a linter running.
-struct ProcessGroup {
-    leader: Option<u32>,
-}
-
-impl ProcessGroup {
-    fn of(child: &Child) -> Self {
-        Self { leader: child.id() }
-    }
-
-    /// The command finished on its own; leave whatever it left behind alone.
-    fn disarm(mut self) {
-        self.leader = None;
-    }
-
-    fn kill(mut self) {
-        self.signal_kill();
-        self.leader = None;
-    }
-
-    fn signal_kill(&self) {
-        #[cfg(unix)]
-        if let Some(pid) = self.leader.and_then(|id| i32::try_from(id).ok()) {
-            // The group may already be gone; there is nothing else to do then.
-            let _ = nix::sys::signal::killpg(
-                nix::unistd::Pid::from_raw(pid),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-        }
-    }
-}
-
-impl Drop for ProcessGroup {
-    fn drop(&mut self) {
-        self.signal_kill();
     }
 }
 

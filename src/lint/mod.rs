@@ -25,7 +25,7 @@
 //! caveat line); tree-sitter-python accepts bad indentation, so `python.rs` adds that
 //! check; HTML is lenient by design (unclosed tags are not errors).
 
-mod command;
+pub(crate) mod command;
 mod language;
 mod python;
 mod report;

@@ -21,7 +21,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::diff::HunkId;
 
-pub use command::{Classification, CommandClass, CommandContext, Reason, TrackedFiles, classify};
+pub use command::{
+    Classification, CommandClass, CommandContext, Reason, TrackedFiles, classify, simple_commands,
+};
 pub use protected::{PatternError, ProtectedPaths, Protection};
 pub use tracked::GitIndex;
 

@@ -1,7 +1,8 @@
 //! Context compaction against the scripted server: a prompt past the threshold gets
 //! older tool results pruned, or older turns summarised by one plain model call, and the
 //! task goes on with a smaller request; a resumed session continues from the compacted
-//! conversation; a failed summary turns compaction off instead of looping. Every test
+//! conversation; a failed summary turns compaction off instead of looping; the
+//! workspace's `.duet/notes.md` is given again after every compaction. Every test
 //! checks the server saw only valid requests.
 
 use duet::agent::{CompactionKind, Event, TurnOutcome};
@@ -21,6 +22,8 @@ for_each_wire!(
     large_old_results_are_pruned_when_that_is_enough,
     a_failed_summary_turns_compaction_off_and_the_task_goes_on,
     an_interrupt_cancels_the_summary_and_leaves_the_conversation_whole,
+    the_notes_file_follows_the_summary_as_it_is_now,
+    the_notes_file_joins_the_newest_message_after_pruning,
 );
 
 /// Compaction at 8000 prompt tokens, keeping only the newest model call whole.
@@ -279,5 +282,96 @@ async fn an_interrupt_cancels_the_summary_and_leaves_the_conversation_whole(wire
             .iter()
             .any(|event| matches!(event, Event::CompactionFailed { .. })),
         "an interrupt is no failure"
+    );
+}
+
+/// Leads the notes file when the agent gives it again.
+const NOTES_HEADER: &str = "[The notes file .duet/notes.md as it is now";
+
+/// A turn that writes `.duet/notes.md`, reporting a prompt of `input` tokens.
+fn notes_turn(notes: &str, input: u64) -> String {
+    format!(
+        "[[turn]]\nblocks = [{{ tool = \"write\", args = '{{\"path\": \".duet/notes.md\", \
+         \"content\": \"{notes}\"}}' }}]\nusage = {{ input = {input}, output = 10 }}\n"
+    )
+}
+
+async fn the_notes_file_follows_the_summary_as_it_is_now(wire: Wire) {
+    let server = ScriptedServer::start(script(&[
+        notes_turn("PLAN: read a, b, c. DONE: nothing yet.", 1_000),
+        read_turn("a.txt", 3_000),
+        read_turn("b.txt", 5_000),
+        notes_turn("PLAN: read a, b, c. DONE: a and b.", 7_000),
+        read_turn("c.txt", 9_000),
+        text_turn("SUMMARY: read a.txt and b.txt; c.txt is next.", 1_500),
+        read_turn("a.txt", 2_000),
+        text_turn("Done.", 2_500),
+    ]))
+    .await;
+    let repo = repo();
+    let mut agent =
+        TestAgent::start_with(&server, wire, repo.path(), ApprovalMode::Auto, |setup| {
+            setup.model_info = WINDOW;
+            setup.compaction = compaction();
+        });
+    agent.send("read the files");
+    assert_eq!(agent.turn_end().await, finished());
+    server.assert_no_violations();
+    assert_eq!(compactions(&agent), vec![CompactionKind::Summarised]);
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 8, "the task went on after the compaction");
+    let (before, after) = (&requests[4], &requests[6]);
+    assert!(message_count(after) < message_count(before));
+    let sent = all_text(after);
+    assert_eq!(sent.matches(NOTES_HEADER).count(), 1, "{sent}");
+    let summary_at = sent.find("SUMMARY: read a.txt").expect("the summary");
+    let notes_at = sent.find(NOTES_HEADER).expect("the notes");
+    assert!(
+        summary_at < notes_at,
+        "the notes follow the summary: {sent}"
+    );
+    assert!(
+        sent[notes_at..].contains("PLAN: read a, b, c. DONE: a and b."),
+        "the current notes: {sent}"
+    );
+    assert!(!sent.contains("DONE: nothing yet"), "{sent}");
+    assert!(sent.contains("charlie"), "the newest step is whole: {sent}");
+    // Later requests keep the notes without adding copies.
+    assert_eq!(all_text(&requests[7]).matches(NOTES_HEADER).count(), 1);
+}
+
+async fn the_notes_file_joins_the_newest_message_after_pruning(wire: Wire) {
+    let server = ScriptedServer::start(script(&[
+        notes_turn("PLAN: read big, then b.", 1_000),
+        read_turn("big.txt", 3_000),
+        read_turn("b.txt", 8_100),
+        text_turn("Done.", 2_000),
+    ]))
+    .await;
+    let repo = repo();
+    let mut agent =
+        TestAgent::start_with(&server, wire, repo.path(), ApprovalMode::Auto, |setup| {
+            setup.model_info = WINDOW;
+            setup.compaction = compaction();
+        });
+    agent.send("read the files");
+    assert_eq!(agent.turn_end().await, finished());
+    server.assert_no_violations();
+    assert_eq!(compactions(&agent), vec![CompactionKind::PrunedToolResults]);
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4, "no summary call");
+    assert!(!all_text(&requests[2]).contains(NOTES_HEADER));
+    let sent = all_text(&requests[3]);
+    assert!(!sent.contains("big line 250"), "pruned: {sent}");
+    let notes_at = sent.find(NOTES_HEADER).expect("the notes");
+    assert!(
+        sent[notes_at..].contains("PLAN: read big, then b."),
+        "{sent}"
+    );
+    assert!(
+        sent.find("bravo").is_some_and(|result| result < notes_at),
+        "the notes follow the newest result: {sent}"
     );
 }

@@ -256,3 +256,49 @@ async fn a_dirty_tree_is_refused_without_allow_dirty() {
     assert_eq!(branch_tip(repo.path(), &default), tip);
     assert_eq!(repo.read("a.txt"), "local edit\n");
 }
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_timed_out_done_command_is_stopped_with_everything_it_started() {
+    let repo = TestRepo::with_files(&[("a.txt", "broken\n")]);
+    let server = ScriptedServer::start(Script::load("done_fix")).await;
+    let home = tempfile::tempdir().unwrap();
+    let env = wire_env(&server, Wire::Anthropic);
+    // A grandchild that ignores SIGTERM, so only the group's SIGKILL stops it.
+    let done = "(trap '' TERM; exec sleep 100) & echo $! > .duet/grandchild.pid; wait";
+    let output = run_duet(
+        repo.path(),
+        home.path(),
+        &env,
+        &[
+            "exec",
+            "--approval",
+            "auto",
+            "--done",
+            done,
+            "--done-timeout",
+            "1",
+            "Fix a.txt",
+        ],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(3), "{}", describe(&output));
+    assert!(
+        text(&output.stdout).contains("did not finish in 1 s"),
+        "{}",
+        describe(&output)
+    );
+    let pid = repo.read(".duet/grandchild.pid");
+    let pid = pid.trim();
+    assert!(!pid.is_empty(), "the done command wrote no pid");
+    // Killed and, as an orphan, reaped by init: its /proc entry goes away.
+    let gone = Path::new("/proc").join(pid);
+    for _ in 0..100 {
+        let state = std::fs::read_to_string(gone.join("stat")).unwrap_or_default();
+        if state.is_empty() || state.contains(") Z") {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!("the done command's grandchild {pid} still runs");
+}

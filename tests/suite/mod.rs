@@ -4,6 +4,7 @@ mod agent_loop;
 mod approval;
 mod command_policy;
 mod compaction;
+mod eval;
 mod exec_cli;
 mod exec_done;
 mod explore;

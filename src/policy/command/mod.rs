@@ -163,11 +163,35 @@ pub fn classify(command: &str, context: &CommandContext<'_>) -> Classification {
     }
 }
 
+/// Every simple command `command` would run, as its words in the order they run:
+/// those in pipelines, lists, substitutions and nested `sh -c` scripts, and the
+/// commands wrappers run (`sudo rm x` gives `sudo rm x`, then `rm x`). A word only
+/// known when the command runs is given as written (`$X`).
+pub fn simple_commands(command: &str) -> Vec<Vec<String>> {
+    struct NothingTracked;
+    impl TrackedFiles for NothingTracked {
+        fn is_tracked(&self, _path: &Path) -> bool {
+            false
+        }
+    }
+    // Paths do not matter for the words, only for the classes this drops.
+    let root = Path::new("/");
+    let context = CommandContext {
+        root,
+        cwd: root,
+        tracked: &NothingTracked,
+        protected: &ProtectedPaths::default(),
+    };
+    syntax::walk(command, &context).commands
+}
+
 /// What the walk collected.
 #[derive(Debug, Default)]
 struct Findings {
     reasons: Vec<Reason>,
     protected: Vec<Protection>,
+    /// The words of every simple command, wrapped ones included.
+    commands: Vec<Vec<String>>,
 }
 
 impl Findings {

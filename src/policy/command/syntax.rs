@@ -252,6 +252,11 @@ impl Walker<'_> {
         let Some((program, args)) = argv.split_first() else {
             return;
         };
+        self.findings.commands.push(
+            argv.iter()
+                .map(|word| word.spelling().to_string())
+                .collect(),
+        );
         let Some(name) = program.value() else {
             self.note(
                 part,

@@ -356,6 +356,29 @@ fn odd_input_never_reads_as_safe() {
     assert_eq!(class_of(&chained).class, Unknown);
 }
 
+#[test]
+fn simple_commands_lists_every_command_wrapped_and_nested_ones_too() {
+    let words = |command: &str| -> Vec<String> {
+        simple_commands(command)
+            .into_iter()
+            .map(|argv| argv.join(" "))
+            .collect()
+    };
+    assert_eq!(
+        words("cat a | grep -k x && sudo rm -rf b"),
+        ["cat a", "grep -k x", "sudo rm -rf b", "rm -rf b"]
+    );
+    assert_eq!(
+        words("sh -c 'curl \"$URL\"' ; echo $(git push)"),
+        [
+            "sh -c curl \"$URL\"",
+            "curl \"$URL\"",
+            "git push",
+            "echo $(git push)"
+        ]
+    );
+}
+
 mod properties {
     use proptest::prelude::*;
 

@@ -1,0 +1,184 @@
+//! What a case's `duet exec --json` run showed: its events, one JSON object per line.
+//!
+//! Owns: reading the events an eval needs (model calls, usage, the shell commands the
+//! model asked for, failed edits, how the turn ended) from the JSONL stream.
+//! Does not own: the event format (`agent::protocol::Event`, which this mirrors only
+//! in the fields it reads) or what the figures mean for the verdict ([`super::score`]).
+//! Invariant: a line that is not one of these events (or not JSON) is skipped, never
+//! fatal: the run's figures are as complete as the stream is.
+
+use std::collections::HashMap;
+
+use serde::Deserialize;
+
+use crate::provider::Usage;
+
+/// The figures of one run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Transcript {
+    /// Model calls of the task.
+    pub steps: u32,
+    /// The session's usage, all calls (summaries and explorations too).
+    pub usage: Usage,
+    pub cost_usd: Option<f64>,
+    /// Every shell command the model asked to run, in order.
+    pub shell_commands: Vec<String>,
+    /// Edit calls that ended in an error.
+    pub failed_edits: u32,
+    /// How the turn ended (`finished`, `budget_exhausted`, ...), if it did.
+    pub outcome: Option<String>,
+}
+
+/// The events read, with only the fields read.
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Seen {
+    StepStarted,
+    ToolCallReady {
+        call_id: String,
+        name: String,
+        arguments: String,
+    },
+    ToolRunEnd {
+        call_id: String,
+        is_error: bool,
+    },
+    Usage {
+        session: Usage,
+        session_cost_usd: Option<f64>,
+    },
+    TurnEnd {
+        outcome: Outcome,
+    },
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Deserialize)]
+struct Outcome {
+    kind: String,
+}
+
+#[derive(Deserialize)]
+struct ShellArguments {
+    command: String,
+}
+
+/// Reads the figures from a run's standard output.
+pub fn read(jsonl: &str) -> Transcript {
+    let mut transcript = Transcript::default();
+    // Calls by id → tool name, for the results that follow.
+    let mut names: HashMap<String, String> = HashMap::new();
+    for line in jsonl.lines() {
+        let Ok(seen) = serde_json::from_str::<Seen>(line) else {
+            continue;
+        };
+        match seen {
+            Seen::StepStarted => transcript.steps += 1,
+            Seen::ToolCallReady {
+                call_id,
+                name,
+                arguments,
+            } => {
+                if name == "shell"
+                    && let Ok(shell) = serde_json::from_str::<ShellArguments>(&arguments)
+                {
+                    transcript.shell_commands.push(shell.command);
+                }
+                names.insert(call_id, name);
+            }
+            Seen::ToolRunEnd { call_id, is_error } => {
+                if is_error && names.get(&call_id).is_some_and(|name| name == "edit") {
+                    transcript.failed_edits += 1;
+                }
+            }
+            Seen::Usage {
+                session,
+                session_cost_usd,
+            } => {
+                transcript.usage = session;
+                transcript.cost_usd = session_cost_usd;
+            }
+            Seen::TurnEnd { outcome } => transcript.outcome = Some(outcome.kind),
+            Seen::Other => {}
+        }
+    }
+    transcript
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+    use crate::agent::{Event, TurnOutcome};
+    use crate::provider::StopReason;
+
+    fn line(event: &Event) -> String {
+        serde_json::to_string(event).unwrap()
+    }
+
+    fn usage(input: u64, output: u64) -> Usage {
+        Usage {
+            input_tokens: input,
+            output_tokens: output,
+            ..Usage::default()
+        }
+    }
+
+    #[test]
+    fn the_figures_come_from_the_agents_own_events() {
+        let ready = |id: &str, name: &str, arguments: &str| Event::ToolCallReady {
+            call_id: id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+        };
+        let end = |id: &str, is_error: bool| Event::ToolRunEnd {
+            call_id: id.into(),
+            is_error,
+            summary: String::new(),
+            output: String::new(),
+        };
+        let events = [
+            Event::StepStarted { step: 1 },
+            ready("c1", "shell", r#"{"command": "pytest -k add"}"#),
+            ready("c2", "edit", r#"{"path": "a.py"}"#),
+            ready("c3", "write", r#"{"path": "b.py"}"#),
+            end("c1", false),
+            end("c2", true),
+            end("c3", true),
+            Event::Usage {
+                call: usage(100, 10),
+                session: usage(100, 10),
+                session_cost_usd: None,
+                context_used: None,
+            },
+            Event::StepStarted { step: 2 },
+            Event::Usage {
+                call: usage(150, 5),
+                session: usage(250, 15),
+                session_cost_usd: Some(0.5),
+                context_used: None,
+            },
+            Event::TurnEnd {
+                outcome: TurnOutcome::Finished {
+                    stop_reason: StopReason::EndTurn,
+                },
+            },
+        ];
+        let mut jsonl: Vec<String> = events.iter().map(line).collect();
+        jsonl.insert(3, "not an event".into());
+        let transcript = read(&jsonl.join("\n"));
+        assert_eq!(
+            transcript,
+            Transcript {
+                steps: 2,
+                usage: usage(250, 15),
+                cost_usd: Some(0.5),
+                shell_commands: vec!["pytest -k add".into()],
+                failed_edits: 1,
+                outcome: Some("finished".into()),
+            }
+        );
+    }
+}
