@@ -26,7 +26,8 @@ const INLINE_ROWS: u16 = 12;
 #[derive(Parser, Debug)]
 #[command(name = "duet", version, about = "A terminal pair-programming agent")]
 struct Cli {
-    /// Model provider wire: anthropic or openai (any OpenAI-compatible server).
+    /// Model provider wire: anthropic, openai (chat completions, any OpenAI-compatible
+    /// server) or openai-responses (the OpenAI Responses API).
     #[arg(long, global = true, value_parser = parse_from_str::<Wire>)]
     provider: Option<Wire>,
     /// Model name, e.g. claude-sonnet-4-5 or qwen2.5-coder.

@@ -236,6 +236,7 @@ fn block_chars(block: &Block) -> usize {
             signature,
         } => thinking.len() + signature.as_ref().map_or(0, String::len),
         Block::RedactedThinking { data } => data.len(),
+        Block::ReasoningItem { item } => item.to_string().len(),
         Block::ToolCall(call) => call.name.len() + call.arguments.len(),
         Block::ToolResult(result) => result.content.len(),
     }
@@ -372,7 +373,9 @@ fn render_transcript(messages: &[Message]) -> String {
                         clip(&result.content, QUOTE_LIMIT)
                     )
                 }
-                Block::Thinking { .. } | Block::RedactedThinking { .. } => continue,
+                Block::Thinking { .. }
+                | Block::RedactedThinking { .. }
+                | Block::ReasoningItem { .. } => continue,
             };
             entries.push(entry);
         }

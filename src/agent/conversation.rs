@@ -321,6 +321,10 @@ impl AssistantDraft {
         self.blocks.push(Block::RedactedThinking { data });
     }
 
+    pub(crate) fn push_reasoning_item(&mut self, item: serde_json::Value) {
+        self.blocks.push(Block::ReasoningItem { item });
+    }
+
     /// Adds a complete call. A duplicate id (a misbehaving server) gets a suffix so the
     /// call and its result still pair one to one; the returned call carries the id used.
     pub(crate) fn push_call(&mut self, mut call: ToolCall) -> ToolCall {

@@ -352,6 +352,7 @@ async fn read_reply(mut stream: EventStream, meter: &SharedMeter) -> Result<Repl
             StreamEvent::ThinkingDelta { text } => draft.push_thinking(&text),
             StreamEvent::ThinkingSignature { signature } => draft.sign_thinking(signature),
             StreamEvent::RedactedThinking { data } => draft.push_redacted_thinking(data),
+            StreamEvent::ReasoningItem { item } => draft.push_reasoning_item(item),
             StreamEvent::ToolCallStart { .. } | StreamEvent::ToolCallArgsDelta { .. } => {}
             StreamEvent::ToolCallEnd { call } => calls.push(draft.push_call(call)),
             StreamEvent::Finished { usage, .. } => {

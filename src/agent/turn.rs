@@ -607,6 +607,7 @@ impl Agent {
             }
             StreamEvent::ThinkingSignature { signature } => reply.draft.sign_thinking(signature),
             StreamEvent::RedactedThinking { data } => reply.draft.push_redacted_thinking(data),
+            StreamEvent::ReasoningItem { item } => reply.draft.push_reasoning_item(item),
             StreamEvent::ToolCallStart { id, name } => {
                 reply.shown = true;
                 self.events

@@ -377,7 +377,7 @@ pub fn resolve(
     let model = match (model, &custom_base) {
         (Some(model), _) => model,
         // A local server serves whatever it was started with; guessing would only fail later.
-        (None, Some(base)) if wire == Wire::OpenAiChat => {
+        (None, Some(base)) if matches!(wire, Wire::OpenAiChat | Wire::OpenAiResponses) => {
             return Err(ConfigError::MissingModel {
                 base_url: base.clone(),
             });
@@ -443,7 +443,7 @@ impl WireVars {
                 default_base: ANTHROPIC_DEFAULT_BASE,
                 default_model: ANTHROPIC_DEFAULT_MODEL,
             },
-            Wire::OpenAiChat => Self {
+            Wire::OpenAiChat | Wire::OpenAiResponses => Self {
                 key_env: "OPENAI_API_KEY",
                 base_env: "OPENAI_BASE_URL",
                 default_base: OPENAI_DEFAULT_BASE,
@@ -480,14 +480,15 @@ fn not_configured_help(config_file: &Path) -> String {
 
   Anthropic       export ANTHROPIC_API_KEY=sk-ant-...
   OpenAI          export OPENAI_API_KEY=sk-...
+  OpenAI (Responses API)  export OPENAI_API_KEY=sk-... DUET_PROVIDER=openai-responses
   Ollama          export OPENAI_BASE_URL=http://127.0.0.1:11434/v1 DUET_MODEL=qwen2.5-coder
   llama.cpp/vLLM  export OPENAI_BASE_URL=http://127.0.0.1:8080/v1 DUET_MODEL=<served model>
 
 Optional: DUET_MODEL picks the model (defaults: {ANTHROPIC_DEFAULT_MODEL}, {OPENAI_DEFAULT_MODEL}),
-ANTHROPIC_BASE_URL / OPENAI_BASE_URL point at another server, DUET_PROVIDER=anthropic|openai
+ANTHROPIC_BASE_URL / OPENAI_BASE_URL point at another server, DUET_PROVIDER=anthropic|openai|openai-responses
 chooses when both are set. The same settings can live in {}:
 
-  provider = \"anthropic\"        # or \"openai\"
+  provider = \"anthropic\"        # or \"openai\", \"openai-responses\"
   model = \"{ANTHROPIC_DEFAULT_MODEL}\"
   # base_url = \"http://127.0.0.1:11434/v1\"
   # approval = \"ask\"            # or \"auto-edit\", \"auto\", \"read-only\"",

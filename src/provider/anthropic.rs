@@ -263,6 +263,8 @@ fn wire_block(block: &Block) -> Option<WireBlock<'_>> {
             signature: None, ..
         } => None,
         Block::RedactedThinking { data } => Some(WireBlock::RedactedThinking { data }),
+        // Another wire's reasoning: this API cannot read it.
+        Block::ReasoningItem { .. } => None,
         Block::ToolCall(call) => Some(tool_use_block(call)),
         Block::ToolResult(result) => Some(tool_result_block(result)),
     }

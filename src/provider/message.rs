@@ -63,6 +63,13 @@ pub enum Block {
     RedactedThinking {
         data: String,
     },
+    /// An OpenAI Responses reasoning output item (`type: "reasoning"`, with its
+    /// `encrypted_content`), kept exactly as received: that wire sends it back as an
+    /// input item so the model keeps its reasoning across tool steps. Its readable
+    /// summary is also kept as [`Block::Thinking`]; the other wires drop this block.
+    ReasoningItem {
+        item: serde_json::Value,
+    },
     ToolCall(ToolCall),
     ToolResult(ToolResult),
 }
@@ -167,6 +174,10 @@ pub enum StreamEvent {
     },
     RedactedThinking {
         data: String,
+    },
+    /// A complete provider reasoning item to keep verbatim ([`Block::ReasoningItem`]).
+    ReasoningItem {
+        item: serde_json::Value,
     },
     ToolCallStart {
         id: String,

@@ -14,6 +14,8 @@ mod error;
 mod http;
 mod message;
 pub mod openai_chat;
+mod openai_common;
+pub mod openai_responses;
 mod retry;
 mod sse;
 mod stream;
@@ -53,16 +55,21 @@ pub enum Wire {
     /// Ollama, llama.cpp server, vLLM.
     #[serde(rename = "openai")]
     OpenAiChat,
+    /// OpenAI Responses API (`POST {base}/responses`), stateless (`store: false`) with
+    /// encrypted reasoning carried between requests.
+    #[serde(rename = "openai-responses")]
+    OpenAiResponses,
 }
 
 impl Wire {
-    pub const ALL: [Wire; 2] = [Wire::Anthropic, Wire::OpenAiChat];
+    pub const ALL: [Wire; 3] = [Wire::Anthropic, Wire::OpenAiChat, Wire::OpenAiResponses];
 
     /// The name used in config files and on the command line.
     pub fn as_str(self) -> &'static str {
         match self {
             Wire::Anthropic => "anthropic",
             Wire::OpenAiChat => "openai",
+            Wire::OpenAiResponses => "openai-responses",
         }
     }
 }
@@ -80,7 +87,10 @@ impl std::str::FromStr for Wire {
         Wire::ALL
             .into_iter()
             .find(|wire| wire.as_str() == s)
-            .ok_or_else(|| format!("unknown provider `{s}` (valid: anthropic, openai)"))
+            .ok_or_else(|| {
+                let valid: Vec<&str> = Wire::ALL.into_iter().map(Wire::as_str).collect();
+                format!("unknown provider `{s}` (valid: {})", valid.join(", "))
+            })
     }
 }
 
@@ -89,7 +99,7 @@ impl std::str::FromStr for Wire {
 pub struct Endpoint {
     pub wire: Wire,
     /// Base URL as the official SDKs take it: `https://api.anthropic.com` for Anthropic,
-    /// `https://api.openai.com/v1` for OpenAI-compatible servers.
+    /// `https://api.openai.com/v1` for OpenAI and OpenAI-compatible servers (both wires).
     pub base_url: String,
     /// Sent as `x-api-key` (Anthropic) or `Authorization: Bearer` (OpenAI). Local
     /// servers often need none.
@@ -118,5 +128,8 @@ pub fn connect(
     Ok(match endpoint.wire {
         Wire::Anthropic => Arc::new(anthropic::AnthropicClient::new(transport, endpoint)),
         Wire::OpenAiChat => Arc::new(openai_chat::OpenAiChatClient::new(transport, endpoint)),
+        Wire::OpenAiResponses => Arc::new(openai_responses::OpenAiResponsesClient::new(
+            transport, endpoint,
+        )),
     })
 }

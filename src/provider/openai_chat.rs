@@ -8,27 +8,22 @@
 //! the decoder ends with `Finished` only on `data: [DONE]` after a `finish_reason`,
 //! and every `ToolCallStart` it emits is closed by a `ToolCallEnd` before that.
 
-use reqwest::header::{self, HeaderMap};
+use reqwest::header::HeaderMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::arguments::ArgumentsBuffer;
-use super::http::{self, ErrorParts};
+use super::http;
+use super::openai_common::{api_error, bearer_headers, join_non_empty, texts, tool_output};
 use super::sse::SseEvent;
 use super::stream::{Flow, WireDecoder, push_unless_empty};
 use super::{
-    Block, Endpoint, EventStream, Message, ModelClient, ModelRequest, ProviderError, Role,
+    Endpoint, EventStream, Message, ModelClient, ModelRequest, ProviderError, Role,
     StopReason, StreamEvent, ToolCall, ToolResult, ToolSpec, Usage,
 };
 
-/// Starts the content of a failed tool's result: this wire has no `is_error` flag.
-const TOOL_ERROR_MARKER: &str = "Error: ";
-
 /// The host whose models reject `max_tokens` (see [`TokenLimit`]).
 const OPENAI_HOST: &str = "api.openai.com";
-
-/// Separates joined text parts (system prompt parts, several text blocks).
-const PARAGRAPH_BREAK: &str = "\n\n";
 
 /// A client for OpenAI-compatible chat completions.
 pub struct OpenAiChatClient {
@@ -52,14 +47,7 @@ impl OpenAiChatClient {
     }
 
     fn headers(&self) -> Result<HeaderMap, ProviderError> {
-        let mut headers = HeaderMap::new();
-        if let Some(key) = &self.endpoint.api_key {
-            headers.insert(
-                header::AUTHORIZATION,
-                http::secret_header(&format!("Bearer {key}"))?,
-            );
-        }
-        Ok(headers)
+        bearer_headers(self.endpoint.api_key.as_deref())
     }
 }
 
@@ -227,14 +215,9 @@ fn push_user_message<'a>(messages: &mut Vec<WireMessage<'a>>, message: &'a Messa
 }
 
 fn tool_message(result: &ToolResult) -> WireMessage<'_> {
-    let content = if result.is_error {
-        format!("{TOOL_ERROR_MARKER}{}", result.content)
-    } else {
-        result.content.clone()
-    };
     WireMessage::Tool {
         tool_call_id: &result.call_id,
-        content,
+        content: tool_output(result),
     }
 }
 
@@ -261,19 +244,6 @@ fn wire_tool_call(call: &ToolCall) -> WireToolCall<'_> {
             arguments: &call.arguments,
         },
     }
-}
-
-fn texts(message: &Message) -> impl Iterator<Item = &str> {
-    message.content.iter().filter_map(|block| match block {
-        Block::Text { text } => Some(text.as_str()),
-        _ => None,
-    })
-}
-
-/// The non-empty parts joined by a blank line, or `None` if there are none.
-fn join_non_empty<'a>(parts: impl Iterator<Item = &'a str>) -> Option<String> {
-    let parts: Vec<&str> = parts.filter(|part| !part.is_empty()).collect();
-    (!parts.is_empty()).then(|| parts.join(PARAGRAPH_BREAK))
 }
 
 // ---------------------------------------------------------------------------------
@@ -570,14 +540,6 @@ impl From<WireUsage> for Usage {
     }
 }
 
-fn api_error(error: &Value) -> ProviderError {
-    let parts = ErrorParts::of(error);
-    ProviderError::Api {
-        kind: parts.kind.unwrap_or_else(|| "error".to_owned()),
-        message: parts.message.unwrap_or_else(|| error.to_string()),
-    }
-}
-
 fn stop_reason(reason: &str) -> StopReason {
     match reason {
         "stop" => StopReason::EndTurn,
@@ -598,8 +560,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::provider::Wire;
     use crate::provider::http::testing::serve;
+    use crate::provider::{Block, Wire};
     use crate::provider::stream::testing::{
         Outcome, assert_chunking_invariant, assert_decodes_fixture, collect, decode_whole,
         read_and_grep_calls,

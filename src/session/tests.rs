@@ -67,6 +67,14 @@ fn every_kind_of_record() -> Vec<Record> {
                 Block::RedactedThinking {
                     data: "opaque".into(),
                 },
+                Block::ReasoningItem {
+                    item: serde_json::json!({
+                        "id": "rs_1",
+                        "type": "reasoning",
+                        "summary": [{"type": "summary_text", "text": "where?"}],
+                        "encrypted_content": "gAAAA-opaque",
+                    }),
+                },
                 text("Editing."),
                 call("c1"),
             ],

@@ -254,6 +254,18 @@ pub fn tool_results(request: &RecordedRequest) -> Vec<SentResult> {
         .cloned()
         .unwrap_or_default();
     match request.wire {
+        Wire::OpenAiResponses => input_items(request)
+            .iter()
+            .filter(|item| item["type"] == "function_call_output")
+            .map(|item| {
+                let content = text_of(&item["output"]);
+                SentResult {
+                    call_id: text_of(&item["call_id"]),
+                    is_error: content.starts_with("Error: "),
+                    content,
+                }
+            })
+            .collect(),
         Wire::Anthropic => messages
             .iter()
             .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
@@ -277,6 +289,37 @@ pub fn tool_results(request: &RecordedRequest) -> Vec<SentResult> {
             })
             .collect(),
     }
+}
+
+/// The names of the tools a request offers, whatever the wire.
+pub fn offered_tools(request: &RecordedRequest) -> Vec<String> {
+    let tools = request.body["tools"].as_array().cloned().unwrap_or_default();
+    tools
+        .iter()
+        .map(|tool| match request.wire {
+            Wire::Anthropic | Wire::OpenAiResponses => text_of(&tool["name"]),
+            Wire::OpenAiChat => text_of(&tool["function"]["name"]),
+        })
+        .collect()
+}
+
+/// The conversation a request carries: `messages`, or a Responses request's `input`.
+pub fn conversation(request: &RecordedRequest) -> Vec<Value> {
+    let key = match request.wire {
+        Wire::Anthropic | Wire::OpenAiChat => "messages",
+        Wire::OpenAiResponses => "input",
+    };
+    request.body[key].as_array().cloned().unwrap_or_default()
+}
+
+/// The `input` items of a Responses request.
+pub fn input_items(request: &RecordedRequest) -> Vec<Value> {
+    request.body["input"].as_array().cloned().unwrap_or_default()
+}
+
+/// Whether a Responses input item is the model's (its text, reasoning or a call).
+fn is_model_item(item: &Value) -> bool {
+    item["role"] == "assistant" || item["type"] == "function_call" || item["type"] == "reasoning"
 }
 
 fn anthropic_result_text(content: &Value) -> String {
@@ -314,6 +357,19 @@ fn collect_strings(value: &Value, out: &mut String) {
 /// The text of everything after the last assistant message of a request: tool results,
 /// user text, steering messages and the environment block, whichever wire carries them.
 pub fn last_user_text(request: &RecordedRequest) -> String {
+    if request.wire == Wire::OpenAiResponses {
+        let items = input_items(request);
+        let start = items
+            .iter()
+            .rposition(is_model_item)
+            .map_or(0, |index| index + 1);
+        let mut out = String::new();
+        for item in &items[start..] {
+            collect_strings(&item["content"], &mut out);
+            collect_strings(&item["output"], &mut out);
+        }
+        return out;
+    }
     let messages = request.body["messages"]
         .as_array()
         .cloned()
@@ -380,6 +436,12 @@ pub fn wire_env(server: &ScriptedServer, wire: Wire) -> Vec<(&'static str, Strin
             ("OPENAI_BASE_URL", server.base_url(wire)),
             ("OPENAI_API_KEY", "test-key".into()),
             ("DUET_MODEL", "scripted-model".into()),
+        ],
+        Wire::OpenAiResponses => vec![
+            ("OPENAI_BASE_URL", server.base_url(wire)),
+            ("OPENAI_API_KEY", "test-key".into()),
+            ("DUET_MODEL", "scripted-model".into()),
+            ("DUET_PROVIDER", "openai-responses".into()),
         ],
     }
 }

@@ -18,6 +18,11 @@ macro_rules! for_each_wire {
             async fn openai() {
                 super::$name(duet::provider::Wire::OpenAiChat).await;
             }
+
+            #[tokio::test]
+            async fn openai_responses() {
+                super::$name(duet::provider::Wire::OpenAiResponses).await;
+            }
         }
     )*};
 }

@@ -1,9 +1,11 @@
 //! The scripted model server: the "model" every integration test talks to.
 //!
 //! Owns: a real HTTP server on 127.0.0.1 (random port) that answers
-//! `POST /v1/messages` (Anthropic) and `POST /v1/chat/completions` (OpenAI) with the
+//! `POST /v1/messages` (Anthropic), `POST /v1/chat/completions` (OpenAI chat) and
+//! `POST /v1/responses` (OpenAI Responses) with the
 //! turns of a [`Script`] (format: see [`crate::common::script`]), in the providers'
-//! documented wire formats; the record of every request; and the violations it saw.
+//! documented wire formats; the record of every request; the reasoning items it sent
+//! on the Responses wire (which must come back verbatim); and the violations it saw.
 //! Does not own: what a test asserts — it records and checks, the test decides.
 //! Invariant: the N-th accepted model request (either wire) is answered by turn N.
 //! A request the real API would reject (see [`validate`]), a request after the last
@@ -125,11 +127,12 @@ impl ScriptedServer {
         format!("http://{}/v1", self.address)
     }
 
-    /// The base URL for `wire`, for tests that run the same scenario on both wires.
+    /// The base URL for `wire`, for tests that run the same scenario on every wire.
+    /// Both OpenAI wires share the SDK's base (`{base}/responses` for Responses).
     pub fn base_url(&self, wire: Wire) -> String {
         match wire {
             Wire::Anthropic => self.anthropic_base_url(),
-            Wire::OpenAiChat => self.openai_base_url(),
+            Wire::OpenAiChat | Wire::OpenAiResponses => self.openai_base_url(),
         }
     }
 
@@ -255,6 +258,7 @@ fn router(shared: Arc<Shared>) -> Router {
     Router::new()
         .route("/v1/messages", post(anthropic))
         .route("/v1/chat/completions", post(openai))
+        .route("/v1/responses", post(openai_responses))
         .fallback(unexpected)
         .method_not_allowed_fallback(unexpected)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
@@ -267,6 +271,7 @@ struct Shared {
     next_turn: AtomicUsize,
     log: Mutex<Log>,
     gates: watch::Sender<GateBoard>,
+    reasoning: Mutex<validate::ReasoningLedger>,
 }
 
 #[derive(Default)]
@@ -288,6 +293,7 @@ impl Shared {
             next_turn: AtomicUsize::new(0),
             log: Mutex::new(Log::default()),
             gates: watch::Sender::new(GateBoard::default()),
+            reasoning: Mutex::new(validate::ReasoningLedger::default()),
         }
     }
 
@@ -301,6 +307,10 @@ impl Shared {
         let mut log = self.log();
         log.requests.push(request);
         log.requests.len()
+    }
+
+    fn reasoning(&self) -> MutexGuard<'_, validate::ReasoningLedger> {
+        self.reasoning.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn violation(&self, what: String) {
@@ -337,6 +347,15 @@ async fn openai(state: State<Arc<Shared>>, uri: Uri, headers: HeaderMap, body: B
     answer(Wire::OpenAiChat, state, uri, headers, body)
 }
 
+async fn openai_responses(
+    state: State<Arc<Shared>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    answer(Wire::OpenAiResponses, state, uri, headers, body)
+}
+
 /// Records, checks and answers one model request.
 fn answer(
     wire: Wire,
@@ -352,6 +371,9 @@ fn answer(
     problems.extend(validate::headers(wire, &headers));
     if !json.is_null() {
         problems.extend(validate::body(wire, &json));
+    }
+    if wire == Wire::OpenAiResponses {
+        problems.extend(shared.reasoning().check(&json));
     }
     let number = shared.record(RecordedRequest {
         wire,
@@ -375,6 +397,11 @@ fn answer(
                 include_usage: json["stream_options"]["include_usage"] == Value::Bool(true),
                 created: unix_seconds(),
             };
+            if wire == Wire::OpenAiResponses {
+                shared
+                    .reasoning()
+                    .record(&render::responses_output(turn, &context));
+            }
             stream_response(Arc::clone(&shared), wire, turn, &context)
         }
         (turn_number, None) => {
@@ -390,7 +417,7 @@ fn answer(
 
 async fn unexpected(State(shared): State<Arc<Shared>>, method: Method, uri: Uri) -> StatusCode {
     shared.violation(format!(
-        "unexpected request {method} {uri}: the model endpoints are POST /v1/messages and POST /v1/chat/completions"
+        "unexpected request {method} {uri}: the model endpoints are POST /v1/messages, POST /v1/chat/completions and POST /v1/responses"
     ));
     StatusCode::NOT_FOUND
 }

@@ -8,7 +8,7 @@ use duet::provider::{StopReason, Wire};
 use pretty_assertions::assert_eq;
 
 use crate::common::harness::{
-    SentResult, TestAgent, TestRepo, all_text, last_user_text, tool_results,
+    SentResult, TestAgent, TestRepo, all_text, last_user_text, offered_tools, tool_results,
 };
 use crate::common::script::Script;
 use crate::common::scripted_server::ScriptedServer;
@@ -108,15 +108,7 @@ async fn request_carries_instructions_environment_and_cache_prefix(wire: Wire) {
     assert!(last_user.contains("git branch: "), "{last_user}");
     assert!(last_user.contains("say hello"), "{last_user}");
 
-    let tools: Vec<&str> = request.body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|tool| match wire {
-            Wire::Anthropic => tool["name"].as_str().unwrap(),
-            Wire::OpenAiChat => tool["function"]["name"].as_str().unwrap(),
-        })
-        .collect();
+    let tools = offered_tools(request);
     assert_eq!(
         tools,
         ["read", "write", "edit", "glob", "grep", "shell", "explore"]

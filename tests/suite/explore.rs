@@ -11,7 +11,9 @@ use duet::policy::ApprovalMode;
 use duet::provider::{Usage, Wire};
 use pretty_assertions::assert_eq;
 
-use crate::common::harness::{SentResult, TestAgent, TestRepo, all_text, tool_results};
+use crate::common::harness::{
+    SentResult, TestAgent, TestRepo, all_text, offered_tools, tool_results,
+};
 use crate::common::script::Script;
 use crate::common::scripted_server::{RecordedRequest, ScriptedServer};
 
@@ -54,24 +56,6 @@ fn text_turn(text: &str) -> String {
 
 fn is_explorer(request: &RecordedRequest) -> bool {
     all_text(request).contains("You are duet's explorer")
-}
-
-/// The names of the tools a request offers, whatever the wire.
-fn offered_tools(request: &RecordedRequest) -> Vec<String> {
-    let tools = request.body["tools"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    tools
-        .iter()
-        .map(|tool| {
-            let name = match request.wire {
-                Wire::Anthropic => &tool["name"],
-                Wire::OpenAiChat => &tool["function"]["name"],
-            };
-            name.as_str().unwrap_or_default().to_string()
-        })
-        .collect()
 }
 
 async fn run(

@@ -13,7 +13,8 @@ use pretty_assertions::assert_eq;
 use serde_json::Value;
 
 use crate::common::harness::{
-    TEST_KEY_ENV, TestAgent, TestRepo, all_text, fast_retries, scripted_client, tool_results,
+    TEST_KEY_ENV, TestAgent, TestRepo, all_text, conversation, fast_retries, scripted_client,
+    tool_results,
 };
 use crate::common::script::Script;
 use crate::common::scripted_server::{RecordedRequest, ScriptedServer};
@@ -96,10 +97,7 @@ fn retries(agent: &TestAgent) -> (Vec<Retry>, Vec<String>) {
 /// The conversation a request carries (without the volatile environment block, which
 /// is rebuilt for every call).
 fn messages(request: &RecordedRequest) -> Vec<Value> {
-    let mut messages = request.body["messages"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
+    let mut messages = conversation(request);
     for message in &mut messages {
         if let Some(blocks) = message["content"].as_array_mut() {
             blocks.retain(|block| {
@@ -128,12 +126,14 @@ fn assert_sent_twice_unchanged(server: &ScriptedServer) {
 
 /// The names of the tool calls in a request's conversation, whatever the wire.
 fn tool_call_names(request: &RecordedRequest) -> Vec<String> {
-    let messages = request.body["messages"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
+    let messages = conversation(request);
     let name = |value: &Value| value.as_str().unwrap_or_default().to_string();
     match request.wire {
+        Wire::OpenAiResponses => messages
+            .iter()
+            .filter(|item| item["type"] == "function_call")
+            .map(|item| name(&item["name"]))
+            .collect(),
         Wire::Anthropic => messages
             .iter()
             .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
@@ -149,7 +149,11 @@ fn tool_call_names(request: &RecordedRequest) -> Vec<String> {
 }
 
 fn max_tokens(request: &RecordedRequest) -> u64 {
-    request.body["max_tokens"].as_u64().expect("max_tokens")
+    let key = match request.wire {
+        Wire::Anthropic | Wire::OpenAiChat => "max_tokens",
+        Wire::OpenAiResponses => "max_output_tokens",
+    };
+    request.body[key].as_u64().expect("the output token limit")
 }
 
 fn ran_any_tool(agent: &TestAgent) -> bool {

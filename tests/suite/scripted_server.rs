@@ -33,6 +33,10 @@ async fn post(server: &ScriptedServer, wire: Wire, body: &Value) -> reqwest::Res
             let url = format!("{}/chat/completions", server.openai_base_url());
             (url.clone(), http().post(url))
         }
+        Wire::OpenAiResponses => {
+            let url = format!("{}/responses", server.openai_base_url());
+            (url.clone(), http().post(url))
+        }
     };
     request
         .header(CONTENT_TYPE, "application/json")
@@ -56,6 +60,13 @@ fn minimal_request(wire: Wire) -> Value {
             "stream": true,
             "stream_options": { "include_usage": true },
             "messages": [{ "role": "user", "content": "hello" }],
+        }),
+        Wire::OpenAiResponses => serde_json::json!({
+            "model": "gpt-scripted",
+            "stream": true,
+            "store": false,
+            "input": [{ "type": "message", "role": "user",
+                        "content": [{ "type": "input_text", "text": "hello" }] }],
         }),
     }
 }

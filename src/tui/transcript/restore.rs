@@ -48,7 +48,7 @@ impl Transcript {
                 self.thinking_delta(thinking);
                 self.end_thinking();
             }
-            Block::RedactedThinking { .. } => {}
+            Block::RedactedThinking { .. } | Block::ReasoningItem { .. } => {}
             Block::ToolCall(call) => {
                 self.end_streams();
                 let index = self.card_or_new(&call.id, &call.name, now);

@@ -1,12 +1,15 @@
 //! Rendering a script turn into one provider's wire format.
 //!
 //! Owns: the exact bytes of the Anthropic Messages SSE stream, the OpenAI chat
-//! completions chunk stream, and both providers' error bodies.
+//! completions chunk stream, the OpenAI Responses event stream ([`responses`]), and the
+//! providers' error bodies.
 //! Does not own: timing (pauses and gates are emitted as [`Emit`] markers the server
 //! acts on) or deciding which turn answers which request.
 //! Invariant: rendering is pure — the same turn and context always give the same
 //! [`Emit`]s — and a stream that is not cut ends with the wire's terminal event
-//! (`message_stop` / `data: [DONE]`).
+//! (`message_stop` / `data: [DONE]` / `response.completed` or `response.incomplete`).
+
+mod responses;
 
 use std::time::Duration;
 
@@ -43,7 +46,16 @@ pub(super) fn stream(wire: Wire, turn: &StreamTurn, context: &ReplyContext) -> V
     match wire {
         Wire::Anthropic => render(turn, &mut AnthropicStream::new(turn, context)),
         Wire::OpenAiChat => render(turn, &mut OpenAiStream::new(turn, context)),
+        Wire::OpenAiResponses => render(turn, &mut responses::ResponsesStream::new(turn, context)),
     }
+}
+
+/// The output items a Responses stream of `turn` completes, in order (what the
+/// server must see reasoning items echoed for).
+pub(super) fn responses_output(turn: &StreamTurn, context: &ReplyContext) -> Vec<Value> {
+    let mut wire = responses::ResponsesStream::new(turn, context);
+    render(turn, &mut wire);
+    wire.output
 }
 
 /// The provider's JSON error body for an HTTP error with `status`.
@@ -53,7 +65,7 @@ pub(super) fn error_body(wire: Wire, status: u16, message: &str) -> Value {
             "type": "error",
             "error": { "type": anthropic_error_type(status), "message": message },
         }),
-        Wire::OpenAiChat => {
+        Wire::OpenAiChat | Wire::OpenAiResponses => {
             let (kind, code) = openai_error_type(status);
             json!({
                 "error": { "message": message, "type": kind, "param": null, "code": code },
@@ -87,7 +99,7 @@ fn openai_error_type(status: u16) -> (&'static str, Option<&'static str>) {
 }
 
 /// The parts of a stream that differ between wires; [`render`] handles the rest
-/// (ordering, pauses, gates and cuts) once for both.
+/// (ordering, pauses, gates and cuts) once for all.
 trait WireStream {
     fn open(&mut self, out: &mut Vec<Emit>);
     /// Renders one content block (never a pause or gate). A block that ends the stream

@@ -13,6 +13,7 @@
 
 mod anthropic;
 mod openai;
+mod responses;
 
 use std::fmt::Display;
 
@@ -20,6 +21,8 @@ use axum::http::HeaderMap;
 use axum::http::header::CONTENT_TYPE;
 use duet::provider::Wire;
 use serde_json::{Map, Value};
+
+pub use responses::ReasoningLedger;
 
 /// Problems with an Anthropic Messages request body; empty when it is acceptable.
 pub fn anthropic_body(body: &Value) -> Vec<String> {
@@ -31,11 +34,17 @@ pub fn openai_body(body: &Value) -> Vec<String> {
     openai::body(body)
 }
 
+/// Problems with an OpenAI Responses request body; empty when it is acceptable.
+pub fn responses_body(body: &Value) -> Vec<String> {
+    responses::body(body)
+}
+
 /// Problems with the body of a request on `wire`.
 pub(super) fn body(wire: Wire, body: &Value) -> Vec<String> {
     match wire {
         Wire::Anthropic => anthropic_body(body),
         Wire::OpenAiChat => openai_body(body),
+        Wire::OpenAiResponses => responses_body(body),
     }
 }
 
@@ -86,7 +95,7 @@ fn require_non_empty_string(
     }
 }
 
-/// `model` (a non-empty string) and `stream: true`, which both wires require here.
+/// `model` (a non-empty string) and `stream: true`, which every wire requires here.
 fn check_model_and_stream(request: &Map<String, Value>, problems: &mut Problems) {
     require_non_empty_string(request, "model", "", problems);
     if request.get("stream") != Some(&Value::Bool(true)) {
@@ -97,7 +106,7 @@ fn check_model_and_stream(request: &Map<String, Value>, problems: &mut Problems)
     }
 }
 
-/// Both APIs: 1 to 64 characters from `a-z A-Z 0-9 _ -`.
+/// Every API: 1 to 64 characters from `a-z A-Z 0-9 _ -`.
 fn check_tool_name(name: Option<&Value>, at: &str, problems: &mut Problems) {
     let Some(name) = name.and_then(Value::as_str) else {
         problems.add(at, "`name` is required and must be a string");

@@ -3,7 +3,7 @@
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use crate::common::scripted_server::validate::{anthropic_body, openai_body};
+use crate::common::scripted_server::validate::{anthropic_body, openai_body, responses_body};
 
 /// A mutation of a good body and exactly the problems it must produce.
 type Case = (&'static str, fn(&mut Value), &'static [&'static str]);
@@ -414,4 +414,127 @@ fn openai_rejects_what_the_api_rejects() {
         ),
     ];
     check_cases(openai_body, &good_openai(), cases);
+}
+
+/// A stateless two-call round trip with a reasoning item before the calls.
+fn good_responses() -> Value {
+    json!({
+        "model": "gpt-scripted",
+        "instructions": "You are duet.",
+        "stream": true,
+        "store": false,
+        "include": ["reasoning.encrypted_content"],
+        "max_output_tokens": 1024,
+        "parallel_tool_calls": true,
+        "tools": [{
+            "type": "function",
+            "name": "read",
+            "description": "Read a file.",
+            "parameters": { "type": "object", "properties": { "path": { "type": "string" } } },
+            "strict": false,
+        }],
+        "input": [
+            { "type": "message", "role": "user",
+              "content": [{ "type": "input_text", "text": "Read a.txt and b.txt." }] },
+            { "type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAA" },
+            { "type": "message", "role": "assistant",
+              "content": [{ "type": "output_text", "text": "Reading both." }] },
+            { "type": "function_call", "call_id": "call_1", "name": "read", "arguments": "{\"path\":\"a.txt\"}" },
+            { "type": "function_call", "call_id": "call_2", "name": "read", "arguments": "{\"path\":\"b.txt\"}" },
+            { "type": "function_call_output", "call_id": "call_2", "output": "B" },
+            { "type": "function_call_output", "call_id": "call_1", "output": "A" },
+            { "type": "message", "role": "user",
+              "content": [{ "type": "input_text", "text": "<environment>cwd: /work</environment>" }] },
+        ],
+    })
+}
+
+#[test]
+fn responses_rejects_what_the_api_rejects() {
+    let cases: &[Case] = &[
+        (
+            "a call without its output",
+            |b| {
+                array(&mut b["input"]).remove(5);
+            },
+            &["input[4]: No tool output found for function call call_2."],
+        ),
+        (
+            "an output without its call",
+            |b| {
+                array(&mut b["input"]).remove(3);
+            },
+            &["input[5]: No tool call found for function call output with call_id call_1."],
+        ),
+        (
+            "an output answered twice",
+            |b| {
+                let again = b["input"][5].clone();
+                array(&mut b["input"]).insert(6, again);
+            },
+            &["input[6]: call `call_2` has more than one function_call_output"],
+        ),
+        (
+            "an output before its call",
+            |b| {
+                let output = array(&mut b["input"]).remove(6);
+                array(&mut b["input"]).insert(1, output);
+            },
+            &[
+                "input[1]: No tool call found for function call output with call_id call_1.",
+                "input[4]: No tool output found for function call call_1.",
+            ],
+        ),
+        (
+            "a stateless reasoning item without its encrypted content",
+            |b| {
+                object(&mut b["input"][1]).remove("encrypted_content");
+            },
+            &[
+                "input[1]: with store: false a reasoning item must carry its encrypted_content string",
+            ],
+        ),
+        (
+            "chat completions shapes",
+            |b| {
+                b["tools"][0] = json!({ "type": "function", "function": { "name": "read" } });
+                b["messages"] = json!([]);
+            },
+            &[
+                "messages: unknown parameter (the Responses API takes `input`)",
+                "tools[0]: unknown parameter `function` (Responses tools are flat: name, parameters, ...)",
+                "tools[0]: `name` is required and must be a string",
+            ],
+        ),
+        (
+            "an assistant message with input_text parts",
+            |b| b["input"][2]["content"][0]["type"] = json!("input_text"),
+            &[
+                "input[2].content[0]: this role's text parts are {\"type\": \"output_text\", \"text\": ...}",
+            ],
+        ),
+        (
+            "arguments as an object and an unknown item type",
+            |b| {
+                b["input"][3]["arguments"] = json!({ "path": "a.txt" });
+                b["input"][7]["type"] = json!("user_message");
+            },
+            &[
+                "input[3]: arguments must be a string (JSON text, not an object)",
+                "input[7]: type `user_message` must be message, function_call, function_call_output or reasoning",
+            ],
+        ),
+        (
+            "not streaming, no input",
+            |b| {
+                b["stream"] = json!(false);
+                object(b).remove("input");
+            },
+            &[
+                "stream: must be true (duet always streams; this server only answers streaming requests)",
+                "input: required",
+            ],
+        ),
+    ];
+    check_cases(responses_body, &good_responses(), cases);
 }

@@ -383,7 +383,7 @@ async fn requests_to_other_paths_are_violations() {
     assert_eq!(
         server.violations(),
         [
-            "unexpected request POST /v1/v1/chat/completions: the model endpoints are POST /v1/messages and POST /v1/chat/completions"
+            "unexpected request POST /v1/v1/chat/completions: the model endpoints are POST /v1/messages, POST /v1/chat/completions and POST /v1/responses"
         ]
     );
     assert!(server.requests().is_empty());
@@ -434,7 +434,7 @@ async fn a_status_turn_answers_with_the_providers_error() {
 #[tokio::test]
 async fn a_cut_turn_drops_the_connection_after_its_blocks() {
     let turn = "[[turn]]\nblocks = [{ text = 'kept' }, { text = 'lost' }]\ncut_after_blocks = 1\n";
-    let server = start(&turn.repeat(2)).await;
+    let server = start(&turn.repeat(Wire::ALL.len())).await;
 
     for wire in Wire::ALL {
         let mut response = post(&server, wire, &minimal_request(wire)).await;
@@ -449,7 +449,9 @@ async fn a_cut_turn_drops_the_connection_after_its_blocks() {
             "{wire}: {body}"
         );
         assert!(
-            !body.contains("message_stop") && !body.contains("[DONE]"),
+            !body.contains("message_stop")
+                && !body.contains("[DONE]")
+                && !body.contains("response.completed"),
             "{wire}: {body}"
         );
     }
@@ -460,7 +462,7 @@ async fn a_cut_turn_drops_the_connection_after_its_blocks() {
 async fn a_cut_inside_a_tool_call_leaves_its_arguments_unfinished() {
     let turn = "[[turn]]\nblocks = [{ tool = 'write', args = '{\"path\": \"a.txt\"}', chunk = 5, \
                 cut_after_chunks = 2 }]\n";
-    let server = start(&turn.repeat(2)).await;
+    let server = start(&turn.repeat(Wire::ALL.len())).await;
 
     for wire in Wire::ALL {
         let mut response = post(&server, wire, &minimal_request(wire)).await;
@@ -474,6 +476,10 @@ async fn a_cut_inside_a_tool_call_leaves_its_arguments_unfinished() {
         );
         assert!(!body.contains("a.txt"), "{wire}: {body}");
         assert!(!body.contains("content_block_stop"), "{wire}: {body}");
+        assert!(
+            !body.contains("function_call_arguments.done"),
+            "{wire}: {body}"
+        );
     }
     server.assert_no_violations();
 }
@@ -657,4 +663,183 @@ async fn dropping_the_server_ends_a_stream_held_at_a_gate() {
         "the held stream must break, not finish: {body}"
     );
     assert!(!body.contains("message_stop"), "{body}");
+}
+
+/// The data of each Responses SSE frame, checking each is `event: {type}` +
+/// `data: {json}` with matching names and sequence numbers 0, 1, 2, ...
+fn responses_events(body: &str) -> Vec<Value> {
+    let events = anthropic_events(body);
+    for (expected, event) in events.iter().enumerate() {
+        assert_eq!(event["sequence_number"], json!(expected), "{event}");
+    }
+    events
+}
+
+fn types(events: &[Value]) -> Vec<&str> {
+    events
+        .iter()
+        .map(|event| event["type"].as_str().expect("a type"))
+        .collect()
+}
+
+#[tokio::test]
+async fn responses_stream_is_framed_as_documented() {
+    let server = start(EVERY_BLOCK).await;
+    let mut response = post(
+        &server,
+        Wire::OpenAiResponses,
+        &minimal_request(Wire::OpenAiResponses),
+    )
+    .await;
+
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let (body, error) = read_body(&mut response).await;
+    assert!(error.is_none(), "{error:?}");
+    let events = responses_events(&body);
+    assert_eq!(
+        types(&events),
+        [
+            "response.created",
+            "response.in_progress",
+            "response.output_item.added",
+            "response.reasoning_summary_part.added",
+            "response.reasoning_summary_text.delta",
+            "response.reasoning_summary_text.done",
+            "response.reasoning_summary_part.done",
+            "response.output_item.done",
+            "response.output_item.added",
+            "response.output_item.done",
+            "response.output_item.added",
+            "response.content_part.added",
+            "response.output_text.delta",
+            "response.output_text.delta",
+            "response.output_text.delta",
+            "response.output_text.done",
+            "response.content_part.done",
+            "response.output_item.done",
+            "response.output_item.added",
+            "response.function_call_arguments.delta",
+            "response.function_call_arguments.delta",
+            "response.function_call_arguments.done",
+            "response.output_item.done",
+            "response.completed",
+        ]
+    );
+    let reasoning = json!({
+        "id": "rs_t1_1", "type": "reasoning",
+        "summary": [{ "type": "summary_text", "text": "Hmm." }],
+        "encrypted_content": "gAAAAB-scripted-t1-sig-a",
+    });
+    let redacted = json!({
+        "id": "rs_t1_2", "type": "reasoning", "summary": [], "encrypted_content": "opaque",
+    });
+    let call = json!({
+        "id": "fc_t1_1", "type": "function_call", "status": "completed",
+        "call_id": "call_t1_1", "name": "read", "arguments": "{\"path\":\"a\"}",
+    });
+    assert_eq!(events[7]["item"], reasoning);
+    assert_eq!(events[9]["item"], redacted);
+    assert_eq!(events[22]["item"], call);
+    let deltas: Vec<&Value> = events
+        .iter()
+        .filter(|event| event["type"] == "response.function_call_arguments.delta")
+        .map(|event| &event["delta"])
+        .collect();
+    assert_eq!(deltas, [&json!("{\"path"), &json!("\":\"a\"}")]);
+    let completed = &events[23]["response"];
+    assert_eq!(completed["status"], "completed");
+    assert_eq!(
+        completed["usage"],
+        json!({
+            "input_tokens": 10, "input_tokens_details": { "cached_tokens": 2 },
+            "output_tokens": 3, "output_tokens_details": { "reasoning_tokens": 0 },
+            "total_tokens": 13,
+        })
+    );
+    assert_eq!(completed["output"].as_array().map(Vec::len), Some(4));
+    server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn responses_faults_end_in_failed_or_incomplete() {
+    let server = start(
+        "[[turn]]\nblocks = [{ text = 'partial' }, { error = 'server_error', message = 'Boom' }]\n\
+         [[turn]]\nblocks = [{ text = 'long' }]\nstop = 'max_tokens'\n",
+    )
+    .await;
+    let request = minimal_request(Wire::OpenAiResponses);
+
+    let (body, error) = read_body(&mut post(&server, Wire::OpenAiResponses, &request).await).await;
+    assert!(error.is_none(), "{error:?}");
+    let failed = responses_events(&body).pop().expect("events");
+    assert_eq!(failed["type"], "response.failed");
+    assert_eq!(failed["response"]["status"], "failed");
+    assert_eq!(
+        failed["response"]["error"],
+        json!({ "code": "server_error", "message": "Boom" })
+    );
+
+    let (body, _) = read_body(&mut post(&server, Wire::OpenAiResponses, &request).await).await;
+    let incomplete = responses_events(&body).pop().expect("events");
+    assert_eq!(incomplete["type"], "response.incomplete");
+    assert_eq!(
+        incomplete["response"]["incomplete_details"],
+        json!({ "reason": "max_output_tokens" })
+    );
+    server.assert_no_violations();
+}
+
+/// A follow-up to a Responses turn that made a call after reasoning, carrying
+/// `reasoning` (or nothing) before the call.
+fn follow_up(reasoning: Option<Value>) -> Value {
+    let mut request = minimal_request(Wire::OpenAiResponses);
+    let input = request["input"].as_array_mut().expect("input");
+    input.extend(reasoning);
+    input.push(json!({ "type": "function_call", "call_id": "call_t1_1", "name": "read",
+                       "arguments": "{}" }));
+    input.push(json!({ "type": "function_call_output", "call_id": "call_t1_1", "output": "a" }));
+    request
+}
+
+#[tokio::test]
+async fn reasoning_items_must_come_back_verbatim_before_their_calls() {
+    let turn = "[[turn]]\nblocks = [{ thinking = 'Plan.', signature = 's' }, { tool = 'read' }]\n";
+    let server = start(&turn.repeat(4)).await;
+    let first = post(
+        &server,
+        Wire::OpenAiResponses,
+        &minimal_request(Wire::OpenAiResponses),
+    )
+    .await;
+    assert_eq!(first.status(), 200);
+    let sent = json!({
+        "id": "rs_t1_1", "type": "reasoning",
+        "summary": [{ "type": "summary_text", "text": "Plan." }],
+        "encrypted_content": "gAAAAB-scripted-t1-s",
+    });
+
+    let echoed = post(&server, Wire::OpenAiResponses, &follow_up(Some(sent.clone()))).await;
+    assert_eq!(echoed.status(), 200);
+    server.assert_no_violations();
+
+    let dropped = post(&server, Wire::OpenAiResponses, &follow_up(None)).await;
+    assert_eq!(dropped.status(), 400);
+    let mut altered = sent;
+    altered["encrypted_content"] = json!("tampered");
+    let tampered = post(&server, Wire::OpenAiResponses, &follow_up(Some(altered))).await;
+    assert_eq!(tampered.status(), 400);
+    let violations = server.violations();
+    // The tampered item does not count as the call's reasoning either.
+    assert_eq!(violations.len(), 3, "{violations:#?}");
+    assert!(
+        violations[0].contains(
+            "function call `call_t1_1` must be preceded by its step's reasoning items [\"rs_t1_1\"] in order, found []"
+        ),
+        "{violations:#?}"
+    );
+    assert!(
+        violations[1].contains("reasoning item `rs_t1_1` must come back verbatim"),
+        "{violations:#?}"
+    );
 }
