@@ -590,6 +590,40 @@ mod tests {
     }
 
     #[test]
+    fn openai_responses_is_chosen_by_name_and_uses_the_openai_variables() {
+        let vars = [
+            ("OPENAI_API_KEY", "o"),
+            ("OPENAI_BASE_URL", "https://proxy/v1"),
+        ];
+        // The key alone still means chat completions: Responses is never guessed.
+        let settings = resolve_with(&FileConfig::default(), &vars[..1], &Flags::default()).unwrap();
+        assert_eq!(settings.endpoint.wire, Wire::OpenAiChat);
+
+        let file: FileConfig = toml::from_str("provider = \"openai-responses\"").unwrap();
+        let settings = resolve_with(&file, &vars[..1], &Flags::default()).unwrap();
+        assert_eq!(settings.endpoint.wire, Wire::OpenAiResponses);
+        assert_eq!(settings.endpoint.base_url, OPENAI_DEFAULT_BASE);
+        assert_eq!(settings.endpoint.model, OPENAI_DEFAULT_MODEL);
+        assert_eq!(settings.endpoint.api_key.as_deref(), Some("o"));
+
+        let with_env = [vars[0], vars[1], ("DUET_PROVIDER", "openai-responses")];
+        let error = resolve_with(&FileConfig::default(), &with_env, &Flags::default()).err();
+        assert!(
+            matches!(error, Some(ConfigError::MissingModel { .. })),
+            "{error:?}"
+        );
+        let bad = [("DUET_PROVIDER", "openai-response")];
+        let error = resolve_with(&FileConfig::default(), &bad, &Flags::default())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            error.contains("valid: anthropic, openai, openai-responses"),
+            "{error}"
+        );
+    }
+
+    #[test]
     fn flags_beat_environment_beat_file() {
         let file = FileConfig {
             provider: Some(Wire::OpenAiChat),

@@ -123,7 +123,8 @@ pub struct Usage {
     pub output_tokens: u64,
     /// Input tokens served from the prompt cache.
     pub cache_read_tokens: u64,
-    /// Input tokens written to the prompt cache (reported by Anthropic only).
+    /// Input tokens written to the prompt cache (reported by Anthropic and OpenAI
+    /// Responses).
     pub cache_write_tokens: u64,
 }
 

@@ -18,8 +18,8 @@ use super::openai_common::{api_error, bearer_headers, join_non_empty, texts, too
 use super::sse::SseEvent;
 use super::stream::{Flow, WireDecoder, push_unless_empty};
 use super::{
-    Endpoint, EventStream, Message, ModelClient, ModelRequest, ProviderError, Role,
-    StopReason, StreamEvent, ToolCall, ToolResult, ToolSpec, Usage,
+    Endpoint, EventStream, Message, ModelClient, ModelRequest, ProviderError, Role, StopReason,
+    StreamEvent, ToolCall, ToolResult, ToolSpec, Usage,
 };
 
 /// The host whose models reject `max_tokens` (see [`TokenLimit`]).
@@ -561,11 +561,11 @@ mod tests {
 
     use super::*;
     use crate::provider::http::testing::serve;
-    use crate::provider::{Block, Wire};
     use crate::provider::stream::testing::{
         Outcome, assert_chunking_invariant, assert_decodes_fixture, collect, decode_whole,
         read_and_grep_calls,
     };
+    use crate::provider::{Block, Wire};
 
     const FIXTURE: &str = include_str!("../../tests/fixtures/openai/reasoning_text_two_tools.sse");
     const OLLAMA_FIXTURE: &str = include_str!("../../tests/fixtures/openai/ollama_whole_calls.sse");

@@ -279,6 +279,7 @@ struct WireUsage {
 #[derive(Debug, Deserialize)]
 struct InputTokensDetails {
     cached_tokens: Option<u64>,
+    cache_write_tokens: Option<u64>,
 }
 
 /// A `function_call` output item whose arguments are streaming.
@@ -560,19 +561,24 @@ fn incomplete_reason(reason: &str) -> StopReason {
 }
 
 impl From<WireUsage> for Usage {
-    /// `input_tokens` include the cached ones; duet's `input_tokens` are the uncached
-    /// ones, as on the other wires.
+    /// `input_tokens` include the ones read from and written to the cache; duet's
+    /// `input_tokens` are neither, as on the other wires.
     fn from(usage: WireUsage) -> Self {
         let input = usage.input_tokens.unwrap_or(0);
-        let cached = usage
+        let (cached, written) = usage
             .input_tokens_details
-            .and_then(|details| details.cached_tokens)
-            .unwrap_or(0);
+            .map(|details| {
+                (
+                    details.cached_tokens.unwrap_or(0),
+                    details.cache_write_tokens.unwrap_or(0),
+                )
+            })
+            .unwrap_or_default();
         Usage {
-            input_tokens: input.saturating_sub(cached),
+            input_tokens: input.saturating_sub(cached).saturating_sub(written),
             output_tokens: usage.output_tokens.unwrap_or(0),
             cache_read_tokens: cached,
-            cache_write_tokens: 0,
+            cache_write_tokens: written,
         }
     }
 }
@@ -797,7 +803,10 @@ mod tests {
             .map(|(sequence, event)| {
                 let mut event = event.clone();
                 event["sequence_number"] = json!(sequence);
-                format!("event: {}\ndata: {event}\n\n", event["type"].as_str().unwrap())
+                format!(
+                    "event: {}\ndata: {event}\n\n",
+                    event["type"].as_str().unwrap()
+                )
             })
             .collect()
     }
@@ -805,8 +814,8 @@ mod tests {
     fn response(status: &str, extra: Value) -> Value {
         let mut response = json!({
             "id": "resp_1", "object": "response", "status": status, "output": [],
-            "usage": {"input_tokens": 10, "output_tokens": 2,
-                      "input_tokens_details": {"cached_tokens": 4}}
+            "usage": {"input_tokens": 13, "output_tokens": 2,
+                      "input_tokens_details": {"cached_tokens": 4, "cache_write_tokens": 3}}
         });
         if let Value::Object(extra) = extra {
             response.as_object_mut().unwrap().extend(extra);
@@ -860,7 +869,7 @@ mod tests {
                     input_tokens: 6,
                     output_tokens: 2,
                     cache_read_tokens: 4,
-                    cache_write_tokens: 0,
+                    cache_write_tokens: 3,
                 },
             },
         ]);
@@ -874,8 +883,10 @@ mod tests {
             ("content_filter", StopReason::Refusal),
             ("max_messages", StopReason::Other("max_messages".into())),
         ] {
-            let stream = sse(&[json!({"type": "response.incomplete", "response": response(
-                "incomplete", json!({"incomplete_details": {"reason": reason}}))})]);
+            let stream = sse(
+                &[json!({"type": "response.incomplete", "response": response(
+                "incomplete", json!({"incomplete_details": {"reason": reason}}))})],
+            );
             let outcome = decode(&stream);
             assert!(
                 matches!(outcome.events.last(), Some(StreamEvent::Finished { stop_reason, .. }) if *stop_reason == expected),
@@ -887,8 +898,10 @@ mod tests {
     #[test]
     fn failed_responses_and_error_events_are_api_errors_classified_by_code() {
         let failed = |code: &str| {
-            sse(&[json!({"type": "response.failed", "response": response("failed", json!({
-                "error": {"code": code, "message": "The model failed."}}))})])
+            sse(&[
+                json!({"type": "response.failed", "response": response("failed", json!({
+                "error": {"code": code, "message": "The model failed."}}))}),
+            ])
         };
         let server_error = ProviderError::Api {
             kind: "server_error".into(),
@@ -946,7 +959,7 @@ mod tests {
                         input_tokens: 6,
                         output_tokens: 2,
                         cache_read_tokens: 4,
-                        cache_write_tokens: 0,
+                        cache_write_tokens: 3,
                     },
                 },
             ])

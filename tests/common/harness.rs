@@ -293,7 +293,10 @@ pub fn tool_results(request: &RecordedRequest) -> Vec<SentResult> {
 
 /// The names of the tools a request offers, whatever the wire.
 pub fn offered_tools(request: &RecordedRequest) -> Vec<String> {
-    let tools = request.body["tools"].as_array().cloned().unwrap_or_default();
+    let tools = request.body["tools"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     tools
         .iter()
         .map(|tool| match request.wire {
@@ -314,11 +317,14 @@ pub fn conversation(request: &RecordedRequest) -> Vec<Value> {
 
 /// The `input` items of a Responses request.
 pub fn input_items(request: &RecordedRequest) -> Vec<Value> {
-    request.body["input"].as_array().cloned().unwrap_or_default()
+    request.body["input"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// Whether a Responses input item is the model's (its text, reasoning or a call).
-fn is_model_item(item: &Value) -> bool {
+pub fn is_model_item(item: &Value) -> bool {
     item["role"] == "assistant" || item["type"] == "function_call" || item["type"] == "reasoning"
 }
 

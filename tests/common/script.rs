@@ -12,8 +12,10 @@
 //! [[turn]]                                   # one model response per [[turn]], in order
 //! blocks = [
 //!   { text = "Reading three files.", chunk = 5 },         # text, streamed in 5-char deltas
-//!   { thinking = "Let me think.", signature = "sig-1" },  # reasoning (OpenAI: reasoning_content)
-//!   { redacted_thinking = "opaque" },                     # Anthropic only; OpenAI sends nothing
+//!   { thinking = "Let me think.", signature = "sig-1" },  # reasoning (OpenAI chat: reasoning_content;
+//!                                                         #   Responses: a reasoning item)
+//!   { redacted_thinking = "opaque" },                     # Anthropic; Responses: a reasoning item
+//!                                                         #   with no summary; OpenAI chat: nothing
 //!   { tool = "read", args = '{"path": "a.txt"}', chunk = 3 },  # tool call, args in 3-char fragments
 //!   { pause_ms = 200 },                                   # wait 200 ms
 //!   { gate = "before-third" },                            # wait for server.release("before-third")
@@ -23,7 +25,8 @@
 //! #   { tool = "write", args = '{"path": "a.txt"}', chunk = 4, cut_after_chunks = 2 }
 //! #       sends the call's start and 2 argument fragments, then drops the connection
 //! #   { error = "overloaded_error", message = "Overloaded" }
-//! #       sends the provider's mid-stream error event, then ends the body
+//! #       sends the provider's mid-stream error event (Responses: `response.failed`
+//! #       with that error code), then ends the body
 //! # A stall (no bytes at all) is a pause longer than the client's idle timeout.
 //! stop = "tool_use"      # end_turn | tool_use | max_tokens | stop_sequence | refusal;
 //!                        # default: tool_use if the turn has a tool block, else end_turn
@@ -38,7 +41,8 @@
 //!
 //! `chunk` counts characters (never splits one) and defaults to the whole text in one
 //! delta. `signature` defaults to `sig_t{turn}_{n}`; tool `id` defaults to
-//! `toolu_t{turn}_{n}` (Anthropic) or `call_t{turn}_{n}` (OpenAI), where `turn` is the
+//! `toolu_t{turn}_{n}` (Anthropic) or `call_t{turn}_{n}` (both OpenAI wires; a Responses
+//! call's item id is `fc_t{turn}_{n}`), where `turn` is the
 //! 1-based turn and `n` the 1-based position of the block among the turn's blocks of that
 //! kind. `args` is sent verbatim, so it may be deliberately invalid JSON; it defaults to
 //! `{}`. Pauses and gates happen between content blocks. Usage follows Anthropic's

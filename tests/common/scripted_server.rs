@@ -310,7 +310,9 @@ impl Shared {
     }
 
     fn reasoning(&self) -> MutexGuard<'_, validate::ReasoningLedger> {
-        self.reasoning.lock().unwrap_or_else(PoisonError::into_inner)
+        self.reasoning
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     fn violation(&self, what: String) {

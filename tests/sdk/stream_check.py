@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Streams one scripted turn through the official Anthropic and OpenAI Python SDKs.
 
-Usage: stream_check.py ANTHROPIC_BASE_URL OPENAI_BASE_URL
+Usage: stream_check.py ANTHROPIC_BASE_URL OPENAI_BASE_URL RESPONSES_BASE_URL
+
+The OpenAI SDK reads the turn twice: as chat completions and as a Responses stream.
 
 Proves the scripted server speaks the real wire formats: each SDK's own streaming
 helper accumulates the events into a final message, and every raw event is also
 validated strictly against the SDK's pydantic model of it (the accumulators alone are
 lenient). Prints one JSON object on stdout:
-{"versions": {...}, "anthropic": summary, "openai": summary}.
+{"versions": {...}, "anthropic": summary, "openai": summary, "responses": summary}.
 
 Exit status: 0 on success, 77 when the SDKs are not installed (the Rust test decides
 whether that is a skip or a failure), anything else on a real failure.
@@ -24,6 +26,7 @@ try:
     import pydantic
     from anthropic.types import RawMessageStreamEvent
     from openai.types.chat import ChatCompletionChunk
+    from openai.types.responses import ResponseStreamEvent
 except ImportError as err:
     print(f"missing Python package: {err.name}", file=sys.stderr)
     sys.exit(MISSING_SDK)
@@ -149,16 +152,84 @@ def openai_summary(base_url):
     }
 
 
+def responses_summary(base_url):
+    client = openai.OpenAI(base_url=base_url, api_key=API_KEY, max_retries=0)
+    adapter = pydantic.TypeAdapter(ResponseStreamEvent)
+    tool = {
+        "type": "function",
+        "name": "read",
+        "description": "Read a file.",
+        "parameters": READ_SCHEMA,
+        "strict": False,
+    }
+    event_types = []
+    sequence_numbers = []
+    text_deltas = []
+    argument_deltas = {}
+    with client.responses.stream(
+        model="gpt-scripted",
+        tools=[tool],
+        store=False,
+        include=["reasoning.encrypted_content"],
+        input=[{"type": "message", "role": "user", "content": [{"type": "input_text", "text": PROMPT}]}],
+    ) as stream:
+        for event in stream:
+            event_types.append(event.type)
+            sequence_numbers.append(event.sequence_number)
+            # The helper's parsed snapshots warn when dumped; the data is what counts.
+            strict(adapter, event.to_dict(warnings=False), f"responses {event.type} event")
+            if event.type == "response.output_text.delta":
+                text_deltas.append(event.delta)
+            elif event.type == "response.function_call_arguments.delta":
+                argument_deltas.setdefault(event.item_id, []).append(event.delta)
+        response = stream.get_final_response()
+    if sequence_numbers != list(range(len(sequence_numbers))):
+        raise SystemExit(f"sequence numbers are not 0, 1, 2, ...: {sequence_numbers}")
+    calls = [item for item in response.output if item.type == "function_call"]
+    for call in calls:
+        if "".join(argument_deltas.get(call.id, [])) != call.arguments:
+            raise SystemExit(f"the argument deltas of {call.id} do not add up to its arguments")
+    if "".join(text_deltas) != response.output_text:
+        raise SystemExit("the text deltas do not add up to the output text")
+    usage = response.usage
+    return {
+        "status": response.status,
+        "items": [item.type for item in response.output],
+        "text": response.output_text,
+        "reasoning": [
+            {
+                "summary": [part.text for part in item.summary],
+                "encrypted_content": item.encrypted_content,
+            }
+            for item in response.output
+            if item.type == "reasoning"
+        ],
+        "tool_calls": [
+            {"call_id": call.call_id, "name": call.name, "arguments": json.loads(call.arguments)}
+            for call in calls
+        ],
+        "usage": {
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "total_tokens": usage.total_tokens,
+            "cached_tokens": usage.input_tokens_details.cached_tokens,
+            "cache_write_tokens": usage.input_tokens_details.cache_write_tokens,
+        },
+        "first_and_last_events": [event_types[0], event_types[-1]],
+    }
+
+
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) != 4:
         raise SystemExit(__doc__)
-    anthropic_base, openai_base = sys.argv[1:]
+    anthropic_base, openai_base, responses_base = sys.argv[1:]
     print(
         json.dumps(
             {
                 "versions": {"anthropic": anthropic.__version__, "openai": openai.__version__},
                 "anthropic": anthropic_summary(anthropic_base),
                 "openai": openai_summary(openai_base),
+                "responses": responses_summary(responses_base),
             },
             ensure_ascii=False,
         )

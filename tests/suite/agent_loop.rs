@@ -8,7 +8,8 @@ use duet::provider::{StopReason, Wire};
 use pretty_assertions::assert_eq;
 
 use crate::common::harness::{
-    SentResult, TestAgent, TestRepo, all_text, last_user_text, offered_tools, tool_results,
+    SentResult, TestAgent, TestRepo, all_text, input_items, last_user_text, offered_tools,
+    tool_results,
 };
 use crate::common::script::Script;
 use crate::common::scripted_server::ScriptedServer;
@@ -339,6 +340,52 @@ async fn read_only_mode_refuses_writes(wire: Wire) {
         "{}",
         results[0].content
     );
+    server.assert_no_violations();
+}
+
+/// Responses: the reasoning item streamed with a call goes back verbatim, before that
+/// call, in the next request (the server checks the echo; this checks the order), and
+/// its summary is shown as thinking.
+#[tokio::test]
+async fn responses_reasoning_goes_back_before_its_call() {
+    let (server, _repo, mut agent) = start(
+        "think_read_answer",
+        Wire::OpenAiResponses,
+        ApprovalMode::Auto,
+    )
+    .await;
+    agent.send("what is in a.txt?");
+    assert_eq!(agent.turn_end().await, finished(StopReason::EndTurn));
+
+    let thinking: String = agent
+        .seen
+        .iter()
+        .filter_map(|event| match event {
+            Event::ThinkingDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(thinking, "The answer is in a.txt.");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let items = input_items(&requests[1]);
+    let kinds: Vec<&str> = items
+        .iter()
+        .map(|item| item["type"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "message",
+            "reasoning",
+            "message",
+            "function_call",
+            "function_call_output",
+            "message"
+        ]
+    );
+    assert_eq!(items[1]["encrypted_content"], "gAAAAB-scripted-t1-sig-read");
+    assert_eq!(items[3]["call_id"], items[4]["call_id"]);
     server.assert_no_violations();
 }
 

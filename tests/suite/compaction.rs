@@ -12,7 +12,7 @@ use duet::provider::{Block, Role, StopReason, Wire};
 use duet::session::SessionWriter;
 use pretty_assertions::assert_eq;
 
-use crate::common::harness::{TestAgent, TestRepo, all_text};
+use crate::common::harness::{TestAgent, TestRepo, all_text, input_items, is_model_item};
 use crate::common::script::Script;
 use crate::common::scripted_server::{RecordedRequest, ScriptedServer};
 use crate::suite::sessions::{header, resume_recorded};
@@ -75,7 +75,13 @@ fn finished() -> TurnOutcome {
 }
 
 /// The conversation messages of a request (OpenAI also sends the system prompt as one).
+/// Responses input is a list of items: each run of the model's items, or of the
+/// user's, counts as one message.
 fn message_count(request: &RecordedRequest) -> usize {
+    if request.wire == Wire::OpenAiResponses {
+        let sides: Vec<bool> = input_items(request).iter().map(is_model_item).collect();
+        return sides.chunk_by(|a, b| a == b).count();
+    }
     request.body["messages"].as_array().map_or(0, |messages| {
         messages
             .iter()

@@ -38,6 +38,10 @@ async fn exec_edits_a_real_file(wire: Wire) {
         text(&output.stderr)
     );
     assert_eq!(repo.read("calc.py"), CALC_WITH_SUB);
+    assert!(
+        server.requests().iter().all(|request| request.wire == wire),
+        "every request went to the {wire} endpoint"
+    );
 
     // A readable transcript without escape codes, since stdout is not a terminal.
     assert!(!stdout.contains('\x1b'), "{stdout}");
@@ -73,6 +77,12 @@ async fn exec_edits_a_real_file_over_anthropic() {
 #[tokio::test]
 async fn exec_edits_a_real_file_over_openai() {
     exec_edits_a_real_file(Wire::OpenAiChat).await;
+}
+
+/// Also proves `DUET_PROVIDER=openai-responses` selects the wire from the environment.
+#[tokio::test]
+async fn exec_edits_a_real_file_over_openai_responses() {
+    exec_edits_a_real_file(Wire::OpenAiResponses).await;
 }
 
 #[tokio::test]

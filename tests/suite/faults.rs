@@ -457,6 +457,26 @@ async fn a_refused_key_fails_once_naming_the_variable(wire: Wire) {
     server.assert_no_violations();
 }
 
+/// `response.failed` with a code that is not worth retrying ends the turn at once, with
+/// the provider's message; the partial text never enters the conversation.
+#[tokio::test]
+async fn a_failed_response_with_a_permanent_code_fails_the_turn_once() {
+    let script = "[[turn]]\nblocks = [{ text = 'Half' }, \
+                  { error = 'invalid_prompt', message = 'Your prompt was flagged.' }]\n\n\
+                  [[turn]]\nblocks = [{ text = 'never' }]\n";
+    let (server, _repo, mut agent) = start(script, Wire::OpenAiResponses).await;
+    agent.send("hi");
+    let TurnOutcome::Failed { message } = agent.turn_end().await else {
+        panic!("expected a failed turn; saw {:#?}", agent.seen);
+    };
+
+    assert!(message.contains("invalid_prompt"), "{message}");
+    assert!(message.contains("Your prompt was flagged."), "{message}");
+    assert!(retries(&agent).0.is_empty());
+    assert_eq!(server.requests().len(), 1);
+    server.assert_no_violations();
+}
+
 #[tokio::test]
 async fn an_unknown_model_fails_once_naming_it() {
     let script = "[[turn]]\nstatus = 404\nmessage = 'model: scripted-model'\n";

@@ -314,10 +314,20 @@ fn finished() -> TurnOutcome {
     }
 }
 
+/// On both wires that send reasoning back: Anthropic's signed thinking and the
+/// Responses reasoning items survive the transcript byte for byte.
 #[tokio::test]
 async fn a_resumed_session_sends_exactly_what_an_uninterrupted_one_would() {
+    resumed_equals_uninterrupted(Wire::Anthropic, "toolu_t1_1").await;
+}
+
+#[tokio::test]
+async fn a_resumed_responses_session_sends_exactly_what_an_uninterrupted_one_would() {
+    resumed_equals_uninterrupted(Wire::OpenAiResponses, "call_t1_1").await;
+}
+
+async fn resumed_equals_uninterrupted(wire: Wire, call_id: &str) {
     let repo = TestRepo::with_files(&[("a.txt", "hello\n")]);
-    let wire = Wire::Anthropic;
 
     let live_server = ScriptedServer::start(Script::load("think_read_answer")).await;
     let mut live = TestAgent::start(&live_server, wire, repo.path(), ApprovalMode::Auto);
@@ -353,7 +363,7 @@ async fn a_resumed_session_sends_exactly_what_an_uninterrupted_one_would() {
         unreachable!("wait_for returned a non-matching event");
     };
     assert_eq!(messages.len(), 4, "{messages:#?}");
-    assert!(summaries.contains_key("toolu_t1_1"), "{summaries:?}");
+    assert!(summaries.contains_key(call_id), "{summaries:?}");
     second.send("and now?");
     assert_eq!(second.turn_end().await, finished());
 
@@ -363,7 +373,7 @@ async fn a_resumed_session_sends_exactly_what_an_uninterrupted_one_would() {
     assert_eq!(requests[2].body, live_requests[2].body);
     assert!(
         requests[2].body.to_string().contains("sig-read"),
-        "the signed thinking goes back"
+        "the signed thinking or reasoning item goes back"
     );
     server.assert_no_violations();
     live_server.assert_no_violations();

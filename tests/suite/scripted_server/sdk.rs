@@ -7,6 +7,8 @@ use std::io::ErrorKind;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
+use duet::provider::Wire;
+
 use crate::common::script::Script;
 use crate::common::scripted_server::ScriptedServer;
 
@@ -29,12 +31,14 @@ async fn official_sdks_read_the_scripted_stream() {
     // One server per SDK, so each request is answered by the script's single turn.
     let anthropic = ScriptedServer::start(Script::load("sdk_stream_check")).await;
     let openai = ScriptedServer::start(Script::load("sdk_stream_check")).await;
+    let responses = ScriptedServer::start(Script::load("sdk_stream_check")).await;
     let checker = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sdk/stream_check.py");
 
     let output = tokio::process::Command::new("python3")
         .arg(checker)
         .arg(anthropic.anthropic_base_url())
         .arg(openai.openai_base_url())
+        .arg(responses.openai_base_url())
         .output()
         .await;
 
@@ -90,9 +94,30 @@ async fn official_sdks_read_the_scripted_stream() {
             "usage": { "prompt_tokens": 160, "completion_tokens": 45, "total_tokens": 205, "cached_tokens": 30 },
         })
     );
+    assert_eq!(
+        summary["responses"],
+        json!({
+            "status": "completed",
+            "items": ["reasoning", "message", "function_call", "function_call"],
+            "text": text,
+            "reasoning": [{
+                "summary": [thinking],
+                "encrypted_content": "gAAAAB-scripted-t1-sig-scripted-1",
+            }],
+            "tool_calls": [
+                { "call_id": "call_t1_1", "name": "read", "arguments": first_args },
+                { "call_id": "custom_call_2", "name": "read", "arguments": second_args },
+            ],
+            "usage": { "input_tokens": 160, "output_tokens": 45, "total_tokens": 205, "cached_tokens": 30, "cache_write_tokens": 10 },
+            "first_and_last_events": ["response.created", "response.completed"],
+        })
+    );
     // The SDKs' own requests pass the validator too.
     anthropic.assert_no_violations();
     openai.assert_no_violations();
+    responses.assert_no_violations();
     assert_eq!(anthropic.requests().len(), 1);
     assert_eq!(openai.requests().len(), 1);
+    assert_eq!(responses.requests().len(), 1);
+    assert_eq!(responses.requests()[0].wire, Wire::OpenAiResponses);
 }

@@ -752,7 +752,8 @@ async fn responses_stream_is_framed_as_documented() {
     assert_eq!(
         completed["usage"],
         json!({
-            "input_tokens": 10, "input_tokens_details": { "cached_tokens": 2 },
+            "input_tokens": 10,
+            "input_tokens_details": { "cached_tokens": 2, "cache_write_tokens": 1 },
             "output_tokens": 3, "output_tokens_details": { "reasoning_tokens": 0 },
             "total_tokens": 13,
         })
@@ -796,8 +797,10 @@ fn follow_up(reasoning: Option<Value>) -> Value {
     let mut request = minimal_request(Wire::OpenAiResponses);
     let input = request["input"].as_array_mut().expect("input");
     input.extend(reasoning);
-    input.push(json!({ "type": "function_call", "call_id": "call_t1_1", "name": "read",
-                       "arguments": "{}" }));
+    input.push(
+        json!({ "type": "function_call", "call_id": "call_t1_1", "name": "read",
+                       "arguments": "{}" }),
+    );
     input.push(json!({ "type": "function_call_output", "call_id": "call_t1_1", "output": "a" }));
     request
 }
@@ -819,7 +822,12 @@ async fn reasoning_items_must_come_back_verbatim_before_their_calls() {
         "encrypted_content": "gAAAAB-scripted-t1-s",
     });
 
-    let echoed = post(&server, Wire::OpenAiResponses, &follow_up(Some(sent.clone()))).await;
+    let echoed = post(
+        &server,
+        Wire::OpenAiResponses,
+        &follow_up(Some(sent.clone())),
+    )
+    .await;
     assert_eq!(echoed.status(), 200);
     server.assert_no_violations();
 

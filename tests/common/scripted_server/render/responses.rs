@@ -93,9 +93,7 @@ impl<'a> ResponsesStream<'a> {
     fn message(&mut self, out: &mut Vec<Emit>, text: &str, chunk: Option<std::num::NonZeroUsize>) {
         let index = self.output.len();
         let id = self.messages.next(None);
-        let item = |status: &str, content: Value| {
-            json!({ "id": id, "type": "message", "status": status, "role": "assistant", "content": content })
-        };
+        let item = |status: &str, content: Value| json!({ "id": id, "type": "message", "status": status, "role": "assistant", "content": content });
         self.item_added(out, index, item("in_progress", json!([])));
         let part = |text: &str| json!({ "type": "output_text", "text": text, "annotations": [] });
         let located = json!({ "item_id": id, "output_index": index, "content_index": 0 });
@@ -107,7 +105,9 @@ impl<'a> ResponsesStream<'a> {
         for piece in pieces(text, chunk) {
             self.event(
                 out,
-                with(json!({ "type": "response.output_text.delta", "delta": piece, "logprobs": [] })),
+                with(
+                    json!({ "type": "response.output_text.delta", "delta": piece, "logprobs": [] }),
+                ),
             );
         }
         self.event(
@@ -121,7 +121,12 @@ impl<'a> ResponsesStream<'a> {
         self.item_done(out, index, item("completed", json!([part(text)])));
     }
 
-    fn reasoning(&mut self, out: &mut Vec<Emit>, summary: Option<(&str, Vec<String>)>, blob: String) {
+    fn reasoning(
+        &mut self,
+        out: &mut Vec<Emit>,
+        summary: Option<(&str, Vec<String>)>,
+        blob: String,
+    ) {
         let index = self.output.len();
         let id = self.reasoning.next(None);
         self.item_added(
@@ -141,7 +146,9 @@ impl<'a> ResponsesStream<'a> {
             for delta in deltas {
                 self.event(
                     out,
-                    with(json!({ "type": "response.reasoning_summary_text.delta", "delta": delta })),
+                    with(
+                        json!({ "type": "response.reasoning_summary_text.delta", "delta": delta }),
+                    ),
                 );
             }
             self.event(
@@ -211,7 +218,10 @@ impl<'a> ResponsesStream<'a> {
         let input = usage.input + usage.cache_read + usage.cache_write;
         json!({
             "input_tokens": input,
-            "input_tokens_details": { "cached_tokens": usage.cache_read },
+            "input_tokens_details": {
+                "cached_tokens": usage.cache_read,
+                "cache_write_tokens": usage.cache_write,
+            },
             "output_tokens": usage.output,
             "output_tokens_details": { "reasoning_tokens": 0 },
             "total_tokens": input + usage.output,

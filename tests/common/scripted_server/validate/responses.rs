@@ -76,7 +76,10 @@ fn check_tools(tools: &Value, problems: &mut Problems) {
         if tool.get("parameters").is_some_and(|p| !p.is_object()) {
             problems.add(&at, "parameters must be a JSON Schema object");
         }
-        if tool.get("strict").is_some_and(|strict| !strict.is_boolean()) {
+        if tool
+            .get("strict")
+            .is_some_and(|strict| !strict.is_boolean())
+        {
             problems.add(&at, "strict must be a boolean");
         }
     }
@@ -194,7 +197,9 @@ fn check_pairing(items: &[Value], problems: &mut Problems) {
                     }
                     None => problems.add(
                         format_args!("input[{index}]"),
-                        format!("No tool call found for function call output with call_id {call_id}."),
+                        format!(
+                            "No tool call found for function call output with call_id {call_id}."
+                        ),
                     ),
                 }
             }
