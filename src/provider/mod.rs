@@ -1,4 +1,5 @@
-//! Model clients: one streaming client per wire format behind the [`ModelClient`] trait.
+//! Model clients: one streaming client per wire format (Anthropic Messages, OpenAI chat
+//! completions, OpenAI Responses) behind the [`ModelClient`] trait.
 //!
 //! Owns: HTTP to the model API, SSE decoding, and the translation between duet's
 //! wire-neutral [`Message`]s / [`StreamEvent`]s and each provider's JSON.

@@ -117,7 +117,7 @@ enum InputItem<'a> {
 struct MessageItem {
     #[serde(rename = "type")]
     kind: &'static str,
-    role: &'static str,
+    role: Role,
     content: Vec<ContentPart>,
 }
 
@@ -157,7 +157,7 @@ fn request_body<'a>(model: &'a str, request: &'a ModelRequest) -> RequestBody<'a
         }
     }
     if let Some(context) = request.volatile_context.as_deref() {
-        input.extend(text_message("user", context));
+        input.extend(text_message(Role::User, context));
     }
     RequestBody {
         model,
@@ -192,7 +192,7 @@ fn push_user_items<'a>(input: &mut Vec<InputItem<'a>>, message: &'a Message) {
         })
     }));
     if let Some(text) = join_non_empty(texts(message)) {
-        input.extend(text_message("user", &text));
+        input.extend(text_message(Role::User, &text));
     }
 }
 
@@ -201,7 +201,7 @@ fn push_user_items<'a>(input: &mut Vec<InputItem<'a>>, message: &'a Message) {
 fn push_assistant_items<'a>(input: &mut Vec<InputItem<'a>>, message: &'a Message) {
     for block in &message.content {
         match block {
-            Block::Text { text } => input.extend(text_message("assistant", text)),
+            Block::Text { text } => input.extend(text_message(Role::Assistant, text)),
             Block::ReasoningItem { item } => input.push(InputItem::Reasoning(item)),
             Block::ToolCall(call) => input.push(function_call(call)),
             Block::Thinking { .. } | Block::RedactedThinking { .. } | Block::ToolResult(_) => {}
@@ -219,14 +219,13 @@ fn function_call(call: &ToolCall) -> InputItem<'_> {
 }
 
 /// A message item with one text part, or `None` for empty text.
-fn text_message(role: &'static str, text: &str) -> Option<InputItem<'static>> {
+fn text_message(role: Role, text: &str) -> Option<InputItem<'static>> {
     if text.is_empty() {
         return None;
     }
-    let kind = if role == "assistant" {
-        "output_text"
-    } else {
-        "input_text"
+    let kind = match role {
+        Role::User => "input_text",
+        Role::Assistant => "output_text",
     };
     Some(InputItem::Message(MessageItem {
         kind: "message",
@@ -242,19 +241,40 @@ fn text_message(role: &'static str, text: &str) -> Option<InputItem<'static>> {
 // Event stream
 // ---------------------------------------------------------------------------------
 
-/// One streamed event. Only the fields duet reads; each event type carries a subset.
+/// One streamed event: the types duet reads, with the fields it reads (others are
+/// ignored); every other type is [`WireEvent::Other`], whatever its shape.
 #[derive(Debug, Deserialize)]
-struct WireEvent {
-    #[serde(rename = "type")]
-    kind: String,
-    item: Option<Value>,
-    item_id: Option<String>,
-    delta: Option<String>,
-    arguments: Option<String>,
-    summary_index: Option<u64>,
-    response: Option<WireResponse>,
-    code: Option<String>,
-    message: Option<String>,
+#[serde(tag = "type")]
+enum WireEvent {
+    #[serde(rename = "response.output_text.delta")]
+    TextDelta { delta: String },
+    #[serde(rename = "response.reasoning_summary_text.delta")]
+    SummaryTextDelta { delta: String },
+    #[serde(rename = "response.reasoning_summary_part.added")]
+    SummaryPartAdded { summary_index: u64 },
+    #[serde(rename = "response.output_item.added")]
+    ItemAdded { item: Value },
+    #[serde(rename = "response.function_call_arguments.delta")]
+    ArgumentsDelta { item_id: String, delta: String },
+    #[serde(rename = "response.function_call_arguments.done")]
+    ArgumentsDone { item_id: String, arguments: String },
+    #[serde(rename = "response.output_item.done")]
+    ItemDone { item: Value },
+    #[serde(rename = "response.completed")]
+    Completed { response: WireResponse },
+    #[serde(rename = "response.incomplete")]
+    Incomplete { response: WireResponse },
+    #[serde(rename = "response.failed")]
+    Failed { response: WireResponse },
+    #[serde(rename = "error")]
+    Error {
+        code: Option<String>,
+        message: Option<String>,
+    },
+    /// Lifecycle events (created, in_progress, content parts, the `.done` of texts)
+    /// and event types newer than this client: nothing duet needs.
+    #[serde(other)]
+    Other,
 }
 
 #[derive(Debug, Deserialize)]
@@ -290,21 +310,6 @@ struct OpenCall {
     arguments: String,
 }
 
-/// The event types the decoder reads; every other one is skipped unread.
-const HANDLED_EVENTS: [&str; 11] = [
-    "response.output_text.delta",
-    "response.reasoning_summary_text.delta",
-    "response.reasoning_summary_part.added",
-    "response.output_item.added",
-    "response.function_call_arguments.delta",
-    "response.function_call_arguments.done",
-    "response.output_item.done",
-    "response.completed",
-    "response.incomplete",
-    "response.failed",
-    "error",
-];
-
 /// Decodes the Responses event stream.
 #[derive(Debug, Default)]
 pub struct ResponsesDecoder {
@@ -324,66 +329,54 @@ impl WireDecoder for ResponsesDecoder {
         event: &SseEvent,
         out: &mut Vec<StreamEvent>,
     ) -> Result<Flow, ProviderError> {
-        let value: Value = serde_json::from_str(&event.data).map_err(|err| {
+        let event: WireEvent = serde_json::from_str(&event.data).map_err(|err| {
             ProviderError::Malformed(format!("undecodable event `{}`: {err}", event.data))
         })?;
-        // Lifecycle events (created, in_progress, content parts, the `.done` of texts)
-        // and event types newer than this client carry nothing duet needs, whatever
-        // their shape.
-        if !value["type"]
-            .as_str()
-            .is_some_and(|kind| HANDLED_EVENTS.contains(&kind))
-        {
-            return Ok(Flow::Continue);
-        }
-        let event: WireEvent = serde_json::from_value(value).map_err(|err| {
-            ProviderError::Malformed(format!("unexpected event `{}`: {err}", event.data))
-        })?;
-        match event.kind.as_str() {
-            "response.output_text.delta" => {
-                push_unless_empty(out, event.delta.unwrap_or_default(), |text| {
-                    StreamEvent::TextDelta { text }
-                });
+        match event {
+            WireEvent::TextDelta { delta } => {
+                push_unless_empty(out, delta, |text| StreamEvent::TextDelta { text });
             }
-            "response.reasoning_summary_text.delta" => {
-                push_unless_empty(out, event.delta.unwrap_or_default(), |text| {
-                    StreamEvent::ThinkingDelta { text }
-                });
+            WireEvent::SummaryTextDelta { delta } => {
+                push_unless_empty(out, delta, |text| StreamEvent::ThinkingDelta { text });
             }
             // Summary parts read as paragraphs of one thought.
-            "response.reasoning_summary_part.added" if event.summary_index > Some(0) => {
+            WireEvent::SummaryPartAdded { summary_index } if summary_index > 0 => {
                 out.push(StreamEvent::ThinkingDelta {
                     text: PARAGRAPH_BREAK.into(),
                 });
             }
-            "response.output_item.added" => {
-                let item = required(event.item, &event.kind, "item")?;
-                if item["type"] == "function_call" {
-                    self.open_call(function_call_fields(&item)?, out);
-                }
+            WireEvent::ItemAdded { item } if item["type"] == "function_call" => {
+                self.open_call(function_call_fields(&item)?, out);
             }
-            "response.function_call_arguments.delta" => self.arguments_delta(event, out)?,
-            "response.function_call_arguments.done" => {
-                let item_id = required(event.item_id, &event.kind, "item_id")?;
-                self.end_call(&item_id, event.arguments, out)?;
+            WireEvent::ArgumentsDelta { item_id, delta } => {
+                self.arguments_delta(&item_id, delta, out)?;
             }
-            "response.output_item.done" => {
-                let item = required(event.item, &event.kind, "item")?;
-                self.item_done(item, out)?;
+            WireEvent::ArgumentsDone { item_id, arguments } => {
+                self.end_call(&item_id, Some(arguments), out)?;
             }
-            "response.completed" | "response.incomplete" => {
-                let response = required(event.response, &event.kind, "response")?;
-                self.finish(&event.kind, response, out);
+            WireEvent::ItemDone { item } => self.item_done(item, out)?,
+            WireEvent::Completed { response } => {
+                self.finish(response, None, out);
                 return Ok(Flow::Finished);
             }
-            "response.failed" => return Err(failed(event.response)),
-            "error" => {
+            WireEvent::Incomplete { response } => {
+                let reason = response
+                    .incomplete_details
+                    .as_ref()
+                    .and_then(|details| details.reason.as_deref())
+                    .map_or(StopReason::Other("incomplete".into()), incomplete_reason);
+                self.finish(response, Some(reason), out);
+                return Ok(Flow::Finished);
+            }
+            WireEvent::Failed { response } => return Err(failed(response)),
+            WireEvent::Error { code, message } => {
                 return Err(ProviderError::Api {
-                    kind: event.code.unwrap_or_else(|| "error".into()),
-                    message: event.message.unwrap_or_else(|| "unknown error".into()),
+                    kind: code.unwrap_or_else(|| "error".into()),
+                    message: message.unwrap_or_else(|| "unknown error".into()),
                 });
             }
-            _ => {}
+            WireEvent::SummaryPartAdded { .. } | WireEvent::ItemAdded { .. } | WireEvent::Other => {
+            }
         }
         Ok(Flow::Continue)
     }
@@ -401,16 +394,15 @@ impl ResponsesDecoder {
 
     fn arguments_delta(
         &mut self,
-        event: WireEvent,
+        item_id: &str,
+        fragment: String,
         out: &mut Vec<StreamEvent>,
     ) -> Result<(), ProviderError> {
-        let item_id = required(event.item_id, &event.kind, "item_id")?;
-        let Some((_, call)) = self.open_calls.iter_mut().find(|(id, _)| *id == item_id) else {
+        let Some((_, call)) = self.open_calls.iter_mut().find(|(id, _)| id == item_id) else {
             return Err(ProviderError::Malformed(format!(
                 "arguments for `{item_id}`, which is not an open function call"
             )));
         };
-        let fragment = event.delta.unwrap_or_default();
         if !fragment.is_empty() {
             call.arguments.push_str(&fragment);
             out.push(StreamEvent::ToolCallArgsDelta {
@@ -472,19 +464,22 @@ impl ResponsesDecoder {
         Ok(())
     }
 
-    /// Pushes the `Finished` event for terminal event `kind`. A call still open there
-    /// was cut by the token limit: it ends first, with its partial arguments, which the
-    /// agent never runs.
-    fn finish(&mut self, kind: &str, response: WireResponse, out: &mut Vec<StreamEvent>) {
+    /// Pushes the `Finished` event; `incomplete` is the stop reason of a response that
+    /// ended early. A call still open there was cut by the token limit: it ends first,
+    /// with its partial arguments, which the agent never runs.
+    fn finish(
+        &mut self,
+        response: WireResponse,
+        incomplete: Option<StopReason>,
+        out: &mut Vec<StreamEvent>,
+    ) {
         for (_, call) in self.open_calls.drain(..) {
             out.push(close(call, None));
         }
-        let incomplete = kind == "response.incomplete";
-        let stop_reason = match response.incomplete_details.and_then(|d| d.reason) {
-            Some(reason) if incomplete => incomplete_reason(&reason),
-            None if incomplete => StopReason::Other("incomplete".into()),
-            _ if self.made_calls => StopReason::ToolUse,
-            _ => StopReason::EndTurn,
+        let stop_reason = match incomplete {
+            Some(reason) => reason,
+            None if self.made_calls => StopReason::ToolUse,
+            None => StopReason::EndTurn,
         };
         out.push(StreamEvent::Finished {
             stop_reason,
@@ -537,13 +532,9 @@ fn close(call: OpenCall, arguments: Option<String>) -> StreamEvent {
     }
 }
 
-fn required<T>(value: Option<T>, event: &str, field: &str) -> Result<T, ProviderError> {
-    value.ok_or_else(|| ProviderError::Malformed(format!("`{event}` without `{field}`")))
-}
-
 /// `response.failed`: the response's error object decides retrying by its `code`.
-fn failed(response: Option<WireResponse>) -> ProviderError {
-    match response.and_then(|response| response.error) {
+fn failed(response: WireResponse) -> ProviderError {
+    match response.error {
         Some(error) => api_error(&error),
         None => ProviderError::Api {
             kind: "error".into(),
@@ -1015,6 +1006,13 @@ mod tests {
         let bad_json = "event: response.output_text.delta\ndata: {\"type\":\n\n";
         assert!(
             decode(bad_json)
+                .error
+                .unwrap()
+                .starts_with("Malformed(\"undecodable event")
+        );
+        let wrong_shape = sse(&[json!({"type": "response.output_text.delta", "delta": 5})]);
+        assert!(
+            decode(&wrong_shape)
                 .error
                 .unwrap()
                 .starts_with("Malformed(\"undecodable event")
