@@ -16,6 +16,7 @@ use crate::diff::{self, HunkId};
 use crate::policy::{CommandContext, ProtectedPaths, TrackedFiles, classify};
 use crate::provider::anthropic::AnthropicDecoder;
 use crate::provider::openai_chat::OpenAiChatDecoder;
+use crate::provider::openai_responses::ResponsesDecoder;
 use crate::provider::{ArgumentsBuffer, ProviderError, SseDecoder, WireDecoder, decode_body};
 use crate::tools::Registry;
 use crate::tui::keymap::Keymap;
@@ -69,6 +70,10 @@ pub fn anthropic_stream(data: &[u8]) {
 
 pub fn openai_chat_stream(data: &[u8]) {
     wire(data, OpenAiChatDecoder::default);
+}
+
+pub fn openai_responses_stream(data: &[u8]) {
+    wire(data, ResponsesDecoder::default);
 }
 
 /// Streamed argument text, fragment by fragment, then the check every call passes
@@ -170,6 +175,7 @@ mod tests {
             b"\xff\xfe",
             b"\x05event: message_start\ndata: {\"type\":\"message_start\"}\r\n\r\n",
             b"\x03data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\ndata: [DONE]\n\n",
+            b"\x07event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"hi\"}\n\n",
             b"{\"path\": \"src/main.rs\", \"offset\": 3}",
             b"rm -rf $(echo /) && ls | xargs cat > out.txt",
             b"\x05a\nb\nc\n\x00a\nB\nc\nd",
@@ -182,6 +188,7 @@ mod tests {
             sse(input);
             anthropic_stream(input);
             openai_chat_stream(input);
+            openai_responses_stream(input);
             tool_arguments(input);
             shell_command(input);
             diff_apply(input);

@@ -1063,4 +1063,63 @@ mod tests {
             .unwrap();
         assert_eq!(collect(stream).await, Outcome::ok(fixture_events()));
     }
+
+    mod properties {
+        use proptest::prelude::*;
+
+        use super::*;
+        use crate::provider::stream_properties::{GeneratedTurn, check_stream, cuts, turn};
+
+        /// `turn` as the Responses API streams it: a message item for the text, then a
+        /// function_call item per call.
+        fn render(turn: &GeneratedTurn) -> String {
+            let mut events = vec![json!({"type": "response.created",
+                "response": response("in_progress", json!({}))})];
+            let mut index = 0;
+            if !turn.text.is_empty() {
+                events.push(
+                    json!({"type": "response.output_item.added", "output_index": 0,
+                    "item": {"id": "msg_1", "type": "message", "role": "assistant",
+                             "status": "in_progress", "content": []}}),
+                );
+                for text in &turn.text {
+                    events.push(json!({"type": "response.output_text.delta",
+                        "item_id": "msg_1", "output_index": 0, "content_index": 0,
+                        "delta": text, "logprobs": []}));
+                }
+                index += 1;
+            }
+            for call in &turn.calls {
+                let item_id = format!("fc_{index}");
+                events.push(
+                    json!({"type": "response.output_item.added", "output_index": index,
+                    "item": {"id": item_id, "type": "function_call", "call_id": call.id,
+                             "name": call.name, "arguments": "", "status": "in_progress"}}),
+                );
+                for fragment in &call.fragments {
+                    events.push(json!({"type": "response.function_call_arguments.delta",
+                        "item_id": item_id, "output_index": index, "delta": fragment}));
+                }
+                events.push(json!({"type": "response.function_call_arguments.done",
+                    "item_id": item_id, "output_index": index,
+                    "arguments": call.fragments.concat()}));
+                index += 1;
+            }
+            events.push(json!({"type": "response.completed",
+                "response": response("completed", json!({}))}));
+            sse(&events)
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(150))]
+
+            #[test]
+            fn any_turn_decodes_the_same_however_it_is_chunked_or_cut(
+                turn in turn(),
+                cuts in cuts(),
+            ) {
+                check_stream(&render(&turn), ResponsesDecoder::default, &turn, &cuts)?;
+            }
+        }
+    }
 }
