@@ -11,6 +11,8 @@
 //! only on `response.completed` or `response.incomplete`, and every `ToolCallStart` it
 //! emits is closed by a `ToolCallEnd` before that.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use reqwest::header::HeaderMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -35,6 +37,10 @@ const PARAGRAPH_BREAK: &str = "\n\n";
 pub struct OpenAiResponsesClient {
     transport: http::Transport,
     endpoint: Endpoint,
+    /// Cleared for the rest of the session once the model refuses
+    /// [`ENCRYPTED_REASONING`]: models without reasoning (`gpt-4o`, many compatible
+    /// servers) reject the whole request when it is asked for.
+    ask_for_reasoning: AtomicBool,
 }
 
 impl OpenAiResponsesClient {
@@ -42,7 +48,23 @@ impl OpenAiResponsesClient {
         Self {
             transport,
             endpoint,
+            ask_for_reasoning: AtomicBool::new(true),
         }
+    }
+
+    async fn send(
+        &self,
+        request: &ModelRequest,
+        ask_for_reasoning: bool,
+    ) -> Result<EventStream, ProviderError> {
+        self.transport
+            .stream_events(
+                &self.url(),
+                self.headers()?,
+                &request_body(&self.endpoint.model, request, ask_for_reasoning),
+                ResponsesDecoder::default(),
+            )
+            .await
     }
 
     fn url(&self) -> String {
@@ -61,14 +83,36 @@ impl ModelClient for OpenAiResponsesClient {
     }
 
     async fn stream(&self, request: &ModelRequest) -> Result<EventStream, ProviderError> {
-        self.transport
-            .stream_events(
-                &self.url(),
-                self.headers()?,
-                &request_body(&self.endpoint.model, request),
-                ResponsesDecoder::default(),
-            )
-            .await
+        if !self.ask_for_reasoning.load(Ordering::Relaxed) {
+            return self.send(request, false).await;
+        }
+        match self.send(request, true).await {
+            Err(error) if refuses_encrypted_reasoning(&error) => {
+                tracing::info!(
+                    model = %self.endpoint.model,
+                    "the model refuses {ENCRYPTED_REASONING}; asking without it from now on"
+                );
+                self.ask_for_reasoning.store(false, Ordering::Relaxed);
+                self.send(request, false).await
+            }
+            result => result,
+        }
+    }
+}
+
+/// Whether `error` is the API's refusal of [`ENCRYPTED_REASONING`] by a model that has
+/// no reasoning to encrypt ("Encrypted content is not supported with this model").
+fn refuses_encrypted_reasoning(error: &ProviderError) -> bool {
+    match error {
+        ProviderError::Http {
+            status: 400,
+            message,
+            ..
+        } => {
+            let message = message.to_ascii_lowercase();
+            message.contains("encrypted content") || message.contains(ENCRYPTED_REASONING)
+        }
+        _ => false,
     }
 }
 
@@ -88,7 +132,8 @@ struct RequestBody<'a> {
     max_output_tokens: u32,
     stream: bool,
     store: bool,
-    include: [&'static str; 1],
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    include: Vec<&'static str>,
 }
 
 #[derive(Debug, Serialize)]
@@ -147,8 +192,13 @@ struct FunctionCallOutputItem<'a> {
     output: String,
 }
 
-/// The Responses request body for `request`.
-fn request_body<'a>(model: &'a str, request: &'a ModelRequest) -> RequestBody<'a> {
+/// The Responses request body for `request`, asking for reasoning items' encrypted
+/// content if `ask_for_reasoning`.
+fn request_body<'a>(
+    model: &'a str,
+    request: &'a ModelRequest,
+    ask_for_reasoning: bool,
+) -> RequestBody<'a> {
     let mut input = Vec::new();
     for message in &request.messages {
         match message.role {
@@ -168,7 +218,11 @@ fn request_body<'a>(model: &'a str, request: &'a ModelRequest) -> RequestBody<'a
         max_output_tokens: request.max_tokens,
         stream: true,
         store: false,
-        include: [ENCRYPTED_REASONING],
+        include: if ask_for_reasoning {
+            vec![ENCRYPTED_REASONING]
+        } else {
+            Vec::new()
+        },
     }
 }
 
@@ -578,10 +632,12 @@ impl From<WireUsage> for Usage {
 mod tests {
     use axum::Router;
     use axum::body::Body;
+    use axum::extract::State;
     use axum::http::{HeaderMap as AxumHeaders, Response, StatusCode};
     use axum::routing::post;
     use pretty_assertions::assert_eq;
     use serde_json::json;
+    use std::sync::{Arc, Mutex};
 
     use super::*;
     use crate::provider::http::testing::serve;
@@ -605,7 +661,7 @@ mod tests {
     }
 
     fn body_json(request: &ModelRequest) -> Value {
-        serde_json::to_value(request_body("gpt-test", request)).unwrap()
+        serde_json::to_value(request_body("gpt-test", request, true)).unwrap()
     }
 
     fn call(id: &str, name: &str, arguments: &str) -> Block {
@@ -1062,6 +1118,85 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(collect(stream).await, Outcome::ok(fixture_events()));
+    }
+
+    /// Answers like the real API for a model without reasoning: 400 when the body asks
+    /// for encrypted reasoning, the recorded stream otherwise; counts both.
+    async fn model_without_reasoning(
+        State(seen): State<Arc<Mutex<Vec<bool>>>>,
+        body: String,
+    ) -> Response<Body> {
+        let body: Value = serde_json::from_str(&body).unwrap();
+        let asks = body.get("include").is_some();
+        seen.lock().unwrap().push(asks);
+        let error = json!({"error": {"message": "Encrypted content is not supported with \
+            this model.", "type": "invalid_request_error", "param": "include", "code": null}});
+        let (status, body) = if asks {
+            (StatusCode::BAD_REQUEST, error.to_string())
+        } else {
+            (StatusCode::OK, FIXTURE.to_string())
+        };
+        Response::builder()
+            .status(status)
+            .body(Body::from(body))
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_model_that_refuses_encrypted_reasoning_is_asked_without_it_from_then_on() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let router = Router::new()
+            .route("/v1/responses", post(model_without_reasoning))
+            .with_state(seen.clone());
+        let addr = serve(router).await;
+        let client = OpenAiResponsesClient::new(
+            http::Transport::new(http::DEFAULT_IDLE_TIMEOUT).unwrap(),
+            Endpoint {
+                wire: Wire::OpenAiResponses,
+                base_url: format!("http://{addr}/v1"),
+                api_key: None,
+                model: "gpt-4o".into(),
+            },
+        );
+        for _ in 0..2 {
+            let stream = client
+                .stream(&request(vec![Message::user_text("hi")]))
+                .await
+                .unwrap();
+            assert_eq!(collect(stream).await, Outcome::ok(fixture_events()));
+        }
+        assert_eq!(*seen.lock().unwrap(), [true, false, false]);
+    }
+
+    #[test]
+    fn only_the_refusal_of_encrypted_reasoning_drops_it() {
+        let http = |status, message: &str| ProviderError::Http {
+            url: "u".into(),
+            status,
+            message: message.into(),
+            retry_after: None,
+        };
+        assert!(refuses_encrypted_reasoning(&http(
+            400,
+            "Encrypted content is not supported with this model."
+        )));
+        assert!(refuses_encrypted_reasoning(&http(
+            400,
+            "Unsupported value for include: 'reasoning.encrypted_content'"
+        )));
+        assert!(!refuses_encrypted_reasoning(&http(
+            400,
+            "max_output_tokens too large"
+        )));
+        assert!(!refuses_encrypted_reasoning(&http(
+            500,
+            "encrypted content"
+        )));
+        assert!(
+            !request_body("m", &request(Vec::new()), false)
+                .include
+                .contains(&ENCRYPTED_REASONING)
+        );
     }
 
     mod properties {
