@@ -3,6 +3,7 @@
 //! configuration) or 1 (anything else).
 
 mod doctor;
+mod mcp_list;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -96,6 +97,17 @@ enum Subcmd {
     /// Check the setup: config, model settings, tools, and what protects you from the
     /// shell's commands on this machine.
     Doctor,
+    /// MCP servers: the tools they offer the model.
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum McpCommand {
+    /// Show the configured servers, connect to each, and list their tools.
+    List,
 }
 
 /// `duet __sandbox ...`, the shell's sandbox launcher: not a listed subcommand, and
@@ -143,6 +155,9 @@ fn main() -> ExitCode {
         Some(Subcmd::Sessions { all }) => finish(print_sessions(&paths, &workspace, *all)),
         // Needs no configured model: it reports what is missing instead.
         Some(Subcmd::Doctor) => doctor::run(&flags(&cli), &workspace),
+        Some(Subcmd::Mcp {
+            command: McpCommand::List,
+        }) => finish(mcp_list::run(&paths, &workspace)),
         Some(Subcmd::Exec {
             task,
             json,
@@ -445,6 +460,7 @@ fn start_agent(
     tokio::sync::mpsc::Receiver<duet::agent::Event>,
 )> {
     let client = provider::connect(settings.endpoint, settings.idle_timeout)?;
+    let mcp = duet::mcp::config::load(&settings.mcp, &paths.config_file, &workspace)?;
     Ok(duet::agent::spawn(duet::agent::AgentSetup {
         client,
         workspace,
@@ -461,6 +477,7 @@ fn start_agent(
         transcript: Some(session.transcript),
         resume: session.resume,
         policy: settings.policy,
+        mcp: mcp.startable(),
     })?)
 }
 

@@ -23,6 +23,7 @@ pub use context::{Compaction, ContextSection, DEFAULT_COMPACT_AT, DEFAULT_KEEP_R
 pub use models::{ModelEntry, ModelInfo, ModelTable, Prices};
 
 use crate::lint::LintConfig;
+use crate::mcp::McpSection;
 use crate::policy::{ApprovalMode, PolicyConfig};
 use crate::provider::{DEFAULT_IDLE_TIMEOUT, Endpoint, RetryPolicy, Wire};
 use crate::shell::ShellConfig;
@@ -70,6 +71,9 @@ pub struct FileConfig {
     /// `[context]`: when a full conversation is compacted.
     #[serde(default)]
     pub context: ContextSection,
+    /// `[mcp]`: the MCP servers whose tools are offered to the model.
+    #[serde(default)]
+    pub mcp: McpSection,
 }
 
 /// The `[network]` table; unset fields keep the defaults of [`RetryPolicy`] and
@@ -213,6 +217,8 @@ pub struct Settings {
     pub model_info: ModelInfo,
     /// When the conversation is compacted.
     pub compaction: Compaction,
+    /// The user's `[mcp]` table (project servers are read where the workspace is known).
+    pub mcp: McpSection,
 }
 
 /// Where duet reads and writes its own files.
@@ -414,6 +420,7 @@ pub fn resolve(
         budget,
         model_info,
         compaction: file.context.resolve()?,
+        mcp: file.mcp.clone(),
     })
 }
 
@@ -692,6 +699,7 @@ max_tokens = 4096
                 models: ModelTable::default(),
                 network: NetworkSection::default(),
                 context: ContextSection::default(),
+                mcp: McpSection::default(),
             }
         );
     }

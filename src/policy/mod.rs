@@ -12,6 +12,7 @@
 //! protected path is never allowed without a person, in any mode.
 
 mod command;
+mod external;
 mod protected;
 mod tracked;
 
@@ -22,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use crate::diff::HunkId;
 
 pub use command::{Classification, CommandClass, CommandContext, Reason, TrackedFiles, classify};
+pub use external::{ExternalCall, ToolRule};
 pub use protected::{PatternError, ProtectedPaths, Protection};
 pub use tracked::GitIndex;
 
@@ -98,6 +100,12 @@ pub enum Action {
         /// The same directory, absolute.
         dir: PathBuf,
     },
+    /// Call a tool an MCP server provides.
+    CallExternalTool {
+        call: ExternalCall,
+        /// The arguments as the model wrote them (JSON), shown to whoever decides.
+        arguments: String,
+    },
 }
 
 /// What a tool asks permission for.
@@ -165,6 +173,8 @@ pub enum Assessment {
         protection: Option<Protection>,
     },
     Command(Classification),
+    /// duet cannot see what an external tool changes; the rule is all it knows.
+    External(ExternalCall),
 }
 
 impl Assessment {
@@ -173,6 +183,7 @@ impl Assessment {
         match self {
             Assessment::Write { protection, .. } => protection.as_slice(),
             Assessment::Command(classification) => &classification.protected,
+            Assessment::External(_) => &[],
         }
     }
 }
@@ -218,6 +229,7 @@ impl Policy {
                 };
                 Assessment::Command(classify(command, &context))
             }
+            Action::CallExternalTool { call, .. } => Assessment::External(call.clone()),
         }
     }
 
@@ -229,6 +241,7 @@ impl Policy {
                 protection,
             } => judge_write(mode, display, protection.as_ref()),
             Assessment::Command(classification) => self.judge_command(mode, classification),
+            Assessment::External(call) => external::judge(mode, call),
         }
     }
 
@@ -582,7 +595,7 @@ mod tests {
         let policy = policy(PolicyConfig::default());
         let class = |command: &str| match policy.assess(&run(command), &Tracked(&["src/lib.rs"])) {
             Assessment::Command(classification) => classification.class,
-            Assessment::Write { .. } => unreachable!(),
+            Assessment::Write { .. } | Assessment::External(_) => unreachable!(),
         };
         assert_eq!(class("echo x > src/lib.rs"), CommandClass::Destructive);
         assert_eq!(class("echo x >> src/lib.rs"), CommandClass::WritesWorkspace);

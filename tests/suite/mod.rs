@@ -10,6 +10,7 @@ mod explore;
 mod faults;
 mod lint_after_write;
 mod loop_control;
+mod mcp;
 mod sandbox;
 mod scripted_server;
 mod sessions;

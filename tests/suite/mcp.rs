@@ -1,0 +1,360 @@
+//! Tools from MCP servers, against the scripted model server and the stdio server of
+//! `examples/mcp_fixture.rs`: offered to the model once ready, a call round-trips,
+//! approval and denial by policy, a slow start that delays nothing, a crash mid-call
+//! and the restart after it, a call past its timeout, and `duet mcp list`.
+
+use std::path::{Path, PathBuf};
+
+use duet::agent::protocol::ApprovalView;
+use duet::agent::{Event, TurnOutcome};
+use duet::mcp::{McpSection, ServerConfig, ServerState};
+use duet::policy::{ApprovalMode, Decision};
+use duet::provider::{StopReason, Wire};
+use pretty_assertions::assert_eq;
+
+use crate::common::harness::{TestAgent, TestRepo, run_duet, tool_results};
+use crate::common::script::Script;
+use crate::common::scripted_server::{RecordedRequest, ScriptedServer};
+
+/// The fixture server, built by `cargo test` beside the test binary.
+fn fixture_binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target directory");
+    let path = dir.join("examples").join("mcp_fixture");
+    assert!(
+        path.exists(),
+        "{} is missing: build it with `cargo build --example mcp_fixture` (plain `cargo \
+         test` does)",
+        path.display()
+    );
+    path
+}
+
+/// The `[servers.fixture]` entry for the fixture, with `extra` TOML lines, resolved as
+/// the user's own config.
+fn fixture_server(args: &[&str], extra: &str) -> ServerConfig {
+    let text = format!(
+        "[servers.fixture]\ncommand = {:?}\nargs = {:?}\n{extra}",
+        fixture_binary().display().to_string(),
+        args
+    );
+    let section: McpSection = toml::from_str(&text).expect("fixture config");
+    let workspace = tempfile::tempdir().expect("temp dir");
+    let config =
+        duet::mcp::config::load(&section, Path::new("/test/config.toml"), workspace.path())
+            .expect("fixture config resolves");
+    config.startable().remove(0)
+}
+
+fn start(server: &ScriptedServer, wire: Wire, repo: &TestRepo, mcp: ServerConfig) -> TestAgent {
+    TestAgent::start_with(server, wire, repo.path(), ApprovalMode::Ask, |setup| {
+        setup.mcp = vec![mcp];
+    })
+}
+
+fn is_ready(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::McpServer {
+            state: ServerState::Ready { .. },
+            ..
+        }
+    )
+}
+
+/// Waits until the fixture is ready (it may have been reported already).
+async fn ready(agent: &mut TestAgent) {
+    if !agent.seen.iter().any(is_ready) {
+        agent.wait_for("the MCP server to be ready", is_ready).await;
+    }
+}
+
+/// The tool names a request offers, whatever the wire.
+fn offered(request: &RecordedRequest) -> Vec<String> {
+    request.body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|tool| {
+            let name = match request.wire {
+                Wire::Anthropic => &tool["name"],
+                Wire::OpenAiChat => &tool["function"]["name"],
+            };
+            name.as_str().unwrap_or_default().to_string()
+        })
+        .collect()
+}
+
+fn finished() -> TurnOutcome {
+    TurnOutcome::Finished {
+        stop_reason: StopReason::EndTurn,
+    }
+}
+
+for_each_wire!(its_tools_are_offered_and_a_call_round_trips);
+
+async fn its_tools_are_offered_and_a_call_round_trips(wire: Wire) {
+    let server = ScriptedServer::start(Script::load("mcp_echo")).await;
+    let repo = TestRepo::with_files(&[]);
+    let mut agent = start(
+        &server,
+        wire,
+        &repo,
+        fixture_server(&[], "policy = \"allow\""),
+    );
+    ready(&mut agent).await;
+    agent.send("say hello through the server");
+    assert_eq!(agent.turn_end().await, finished());
+
+    let requests = server.requests();
+    let names = offered(&requests[0]);
+    for tool in [
+        "read",
+        "shell",
+        "fixture__echo",
+        "fixture__add",
+        "fixture__crash",
+    ] {
+        assert!(
+            names.iter().any(|name| name == tool),
+            "{tool} not in {names:?}"
+        );
+    }
+    let echo = requests[0].body["tools"]
+        .as_array()
+        .and_then(|tools| {
+            tools
+                .iter()
+                .find(|t| t.to_string().contains("fixture__echo"))
+        })
+        .expect("echo offered")
+        .to_string();
+    assert!(echo.contains("from MCP server `fixture`"), "{echo}");
+    assert!(echo.contains(r#""text":{"type":"string"}"#), "{echo}");
+    let results = tool_results(&requests[1]);
+    assert_eq!(results.len(), 1);
+    assert!(!results[0].is_error, "{:?}", results[0]);
+    assert_eq!(results[0].content, "hello from mcp");
+    server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn a_call_asks_by_default_and_a_denied_tool_is_refused_without_asking() {
+    let server = ScriptedServer::start(Script::load("mcp_ask_and_deny")).await;
+    let repo = TestRepo::with_files(&[]);
+    let mcp = fixture_server(&[], "tools = { add = \"deny\" }");
+    let mut agent = start(&server, Wire::Anthropic, &repo, mcp);
+    ready(&mut agent).await;
+    agent.send("use the server");
+
+    let (call_id, view) = agent.approval_needed().await;
+    assert_eq!(
+        view,
+        ApprovalView::ExternalTool {
+            server: "fixture".into(),
+            tool: "echo".into(),
+            arguments: r#"{"text":"asked"}"#.into(),
+        }
+    );
+    agent.decide(&call_id, Decision::Approve);
+    assert_eq!(agent.turn_end().await, finished());
+    let asked = agent
+        .seen
+        .iter()
+        .filter(|e| matches!(e, Event::ApprovalNeeded { .. }))
+        .count();
+    assert_eq!(asked, 1, "only the echo asks");
+
+    let results = tool_results(&server.requests()[1]);
+    assert_eq!(results.len(), 2);
+    assert!(!results[0].is_error, "{:?}", results[0]);
+    assert_eq!(results[0].content, "asked");
+    assert!(results[1].is_error, "{:?}", results[1]);
+    assert!(
+        results[1]
+            .content
+            .contains("configuration denies `fixture__add`"),
+        "{}",
+        results[1].content
+    );
+    server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn a_slow_server_does_not_delay_the_first_request() {
+    let server = ScriptedServer::start(Script::load("mcp_two_answers")).await;
+    let repo = TestRepo::with_files(&[]);
+    let mcp = fixture_server(&["--start-delay-ms", "1500"], "");
+    let mut agent = start(&server, Wire::Anthropic, &repo, mcp);
+    agent.send("hello");
+    assert_eq!(agent.turn_end().await, finished());
+    assert!(
+        !agent.seen.iter().any(is_ready),
+        "the first turn waited for the server: {:#?}",
+        agent.seen
+    );
+    let first = offered(&server.requests()[0]);
+    assert!(first.iter().any(|name| name == "read"), "{first:?}");
+    assert!(
+        !first.iter().any(|name| name.starts_with("fixture__")),
+        "{first:?}"
+    );
+
+    ready(&mut agent).await;
+    agent.send("and now?");
+    assert_eq!(agent.turn_end().await, finished());
+    let second = offered(&server.requests()[1]);
+    assert!(
+        second.iter().any(|name| name == "fixture__echo"),
+        "{second:?}"
+    );
+    server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn a_crash_mid_call_is_an_error_and_the_server_is_restarted() {
+    let server = ScriptedServer::start(Script::load("mcp_crash_then_echo")).await;
+    let repo = TestRepo::with_files(&[]);
+    let mut agent = start(
+        &server,
+        Wire::Anthropic,
+        &repo,
+        fixture_server(&[], "policy = \"allow\""),
+    );
+    ready(&mut agent).await;
+    agent.send("crash it");
+    assert_eq!(agent.turn_end().await, finished());
+    let results = tool_results(&server.requests()[1]);
+    assert!(results[0].is_error, "{:?}", results[0]);
+    assert!(
+        results[0]
+            .content
+            .contains("MCP server `fixture` stopped during the call"),
+        "{}",
+        results[0].content
+    );
+
+    // Restarting, then ready again (either may already have been reported).
+    let restarting = |e: &Event| {
+        matches!(
+            e,
+            Event::McpServer {
+                state: ServerState::Restarting { attempt: 1, .. },
+                ..
+            }
+        )
+    };
+    if !agent.seen.iter().any(restarting) {
+        agent.wait_for("the restart", restarting).await;
+    }
+    let restarted_at = agent.position("the restart", restarting);
+    if !agent.seen[restarted_at..].iter().any(is_ready) {
+        agent
+            .wait_for("the server to be ready again", is_ready)
+            .await;
+    }
+    agent.send("try again");
+    assert_eq!(agent.turn_end().await, finished());
+    let results = tool_results(&server.requests()[3]);
+    let last = results.last().expect("a result");
+    assert!(!last.is_error, "{last:?}");
+    assert_eq!(last.content, "back again");
+    server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn a_call_past_its_timeout_returns_a_clear_error() {
+    let server = ScriptedServer::start(Script::load("mcp_sleep")).await;
+    let repo = TestRepo::with_files(&[]);
+    let mcp = fixture_server(&[], "policy = \"allow\"\ntimeout_secs = 0.3");
+    let mut agent = start(&server, Wire::Anthropic, &repo, mcp);
+    ready(&mut agent).await;
+    agent.send("sleep");
+    assert_eq!(agent.turn_end().await, finished());
+    let results = tool_results(&server.requests()[1]);
+    assert!(results[0].is_error, "{:?}", results[0]);
+    assert!(
+        results[0]
+            .content
+            .contains("`fixture__sleep` did not answer within its timeout of 0.3s"),
+        "{}",
+        results[0].content
+    );
+    server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn a_server_that_cannot_start_is_reported_failed() {
+    let server = ScriptedServer::start(Script::load("mcp_two_answers")).await;
+    let repo = TestRepo::with_files(&[]);
+    let mut broken = fixture_server(&[], "");
+    broken.transport = duet::mcp::Transport::Stdio {
+        command: "/nonexistent/mcp-server".into(),
+        args: Vec::new(),
+        env: Default::default(),
+    };
+    let mut agent = start(&server, Wire::Anthropic, &repo, broken);
+    let failed = agent
+        .wait_for("the failure", |e| {
+            matches!(
+                e,
+                Event::McpServer {
+                    state: ServerState::Failed { .. },
+                    ..
+                }
+            )
+        })
+        .await;
+    let Event::McpServer {
+        state: ServerState::Failed { reason },
+        ..
+    } = failed
+    else {
+        unreachable!("wait_for returned a non-matching event")
+    };
+    assert!(
+        reason.contains("cannot start `/nonexistent/mcp-server`"),
+        "{reason}"
+    );
+    agent.send("hello");
+    assert_eq!(agent.turn_end().await, finished());
+}
+
+#[tokio::test]
+async fn mcp_list_shows_each_server_its_source_and_its_tools() {
+    let repo = TestRepo::with_files(&[(
+        ".mcp.json",
+        r#"{"mcpServers": {"project": {"command": "/nonexistent/never-run"}}}"#,
+    )]);
+    let home = tempfile::tempdir().expect("home");
+    let config_dir = home.path().join("config").join("duet");
+    std::fs::create_dir_all(&config_dir).expect("config dir");
+    std::fs::write(
+        config_dir.join("config.toml"),
+        format!(
+            "[mcp.servers.fixture]\ncommand = {:?}\ntools = {{ add = \"deny\" }}\n",
+            fixture_binary().display().to_string()
+        ),
+    )
+    .expect("config");
+    let no_env: [(&str, &str); 0] = [];
+    let output = run_duet(repo.path(), home.path(), &no_env, &["mcp", "list"]).await;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("fixture  (user config: "), "{stdout}");
+    assert!(stdout.contains("ready: 6 tool(s)"), "{stdout}");
+    assert!(stdout.contains("fixture__add  [deny]"), "{stdout}");
+    assert!(stdout.contains("fixture__echo  [ask]"), "{stdout}");
+    assert!(stdout.contains("project  (project: "), "{stdout}");
+    assert!(
+        stdout.contains("not started: project servers are off"),
+        "{stdout}"
+    );
+}
