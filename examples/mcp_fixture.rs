@@ -1,8 +1,9 @@
 //! A small MCP server over stdio for duet's tests (`tests/suite/mcp.rs`).
 //!
 //! Tools: `echo {text}`, `add {a, b}`, `peek` (marked read-only), `fail` (an error
-//! result), `sleep {ms}` (answers after `ms` milliseconds) and `crash` (the process
-//! exits in the middle of the call). `--start-delay-ms N` waits before speaking, like a
+//! result), `sleep {ms}` (answers after `ms` milliseconds), `crash` (the process
+//! exits in the middle of the call) and `env {name}` (the variable's value, or
+//! `(unset)`). `--start-delay-ms N` waits before speaking, like a
 //! server that is slow to start.
 
 use std::time::Duration;
@@ -47,6 +48,11 @@ fn tools() -> Vec<Tool> {
             json!({"ms": {"type": "integer"}}),
         ),
         tool("crash", "Exits the server mid-call.", json!({})),
+        tool(
+            "env",
+            "The value of an environment variable.",
+            json!({"name": {"type": "string"}}),
+        ),
     ]
 }
 
@@ -92,6 +98,11 @@ impl ServerHandler for Fixture {
                 let ms = integer(&request, "ms")?;
                 tokio::time::sleep(Duration::from_millis(u64::try_from(ms).unwrap_or(0))).await;
                 text("slept".to_string())
+            }
+            "env" => {
+                let name = argument(&request, "name").unwrap_or(Value::Null);
+                let value = std::env::var(name.as_str().unwrap_or_default());
+                text(value.unwrap_or_else(|_| "(unset)".to_string()))
             }
             "crash" => {
                 eprintln!("fixture: crashing as asked");

@@ -106,7 +106,7 @@ fn describe(out: &mut String, server: &ServerConfig, finding: &Finding) {
             let _ = writeln!(out, "  ready: {} tool(s)", tools.len());
             for tool in tools {
                 let parallel = if tool.read_only { ", parallel" } else { "" };
-                let rule = format!("{:?}", tool.rule).to_lowercase();
+                let rule = tool.rule.as_str();
                 let _ = writeln!(
                     out,
                     "    {}  [{rule}{parallel}]  {}",

@@ -43,9 +43,14 @@ pub struct ServerEntry {
     pub command: Option<String>,
     #[serde(default)]
     pub args: Vec<String>,
-    /// Variables set for the program, over duet's own environment.
+    /// Variables set for the program, over duet's own environment (from which
+    /// credential-shaped variables are removed, as for the shell).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Credential-shaped variables of duet's environment the program inherits anyway
+    /// (user config only).
+    #[serde(default)]
+    pub keep_env: Vec<String>,
     /// The endpoint of a streamable HTTP server (instead of `command`).
     pub url: Option<String>,
     /// Seconds one tool call may take (fractions allowed); default 60.
@@ -96,6 +101,8 @@ pub enum Transport {
         command: String,
         args: Vec<String>,
         env: BTreeMap<String, String>,
+        /// Credential-shaped variables it inherits anyway.
+        keep_env: Vec<String>,
     },
     Http {
         url: String,
@@ -299,11 +306,18 @@ fn resolve_entries(
 
 fn resolve_entry(name: &str, entry: &ServerEntry, source: &Source) -> Result<ServerConfig, String> {
     check_name(name)?;
+    let trusted = matches!(source, Source::User(_));
     let transport = match (&entry.command, &entry.url) {
         (Some(command), None) if !command.trim().is_empty() => Transport::Stdio {
             command: command.clone(),
             args: entry.args.clone(),
             env: entry.env.clone(),
+            // A project does not get to read the user's credentials.
+            keep_env: if trusted {
+                entry.keep_env.clone()
+            } else {
+                Vec::new()
+            },
         },
         (None, Some(url)) if url.starts_with("http://") || url.starts_with("https://") => {
             Transport::Http { url: url.clone() }
@@ -319,7 +333,6 @@ fn resolve_entry(name: &str, entry: &ServerEntry, source: &Source) -> Result<Ser
             .filter(|timeout| !timeout.is_zero())
             .ok_or_else(|| format!("`timeout_secs` must be a positive number, got {secs}"))?,
     };
-    let trusted = matches!(source, Source::User(_));
     // A project may tighten its servers' rules, never loosen them.
     let cap = |rule: ToolRule| match rule {
         ToolRule::Allow if !trusted => ToolRule::Ask,
@@ -388,6 +401,7 @@ mod tests {
             command = "tracker-mcp"
             args = ["--stdio"]
             env = { TOKEN = "t" }
+            keep_env = ["GH_TOKEN"]
             timeout_secs = 2.5
             policy = "allow"
             tools = { delete_issue = "deny" }
@@ -418,6 +432,7 @@ mod tests {
                 command: "tracker-mcp".into(),
                 args: vec!["--stdio".into()],
                 env: BTreeMap::from([("TOKEN".into(), "t".into())]),
+                keep_env: vec!["GH_TOKEN".into()],
             }
         );
         assert_eq!(tracker.call_timeout, Duration::from_millis(2500));
@@ -434,6 +449,7 @@ mod tests {
             r#"
             [servers.local]
             command = "./tools/mcp"
+            keep_env = ["AWS_SECRET_ACCESS_KEY"]
             policy = "allow"
             tools = { wipe = "deny", peek = "allow" }
             parallel_read_only = true
@@ -446,6 +462,9 @@ mod tests {
         assert_eq!(local.rule_for("peek"), ToolRule::Ask);
         assert_eq!(local.rule_for("wipe"), ToolRule::Deny);
         assert!(!local.parallel_read_only);
+        assert!(
+            matches!(&local.transport, Transport::Stdio { keep_env, .. } if keep_env.is_empty())
+        );
     }
 
     #[test]

@@ -19,6 +19,7 @@ use tokio::process::ChildStderr;
 
 use super::config::{ServerConfig, Transport};
 use super::tool::{ToolShape, shapes};
+use crate::shell::secrets::SecretFilter;
 
 /// How long the handshake and the tool listing may take together.
 pub(crate) const START_TIMEOUT: Duration = Duration::from_secs(30);
@@ -56,8 +57,20 @@ pub(crate) async fn open(
     last_words: &LastWords,
 ) -> Result<Session, String> {
     match &config.transport {
-        Transport::Stdio { command, args, env } => {
+        Transport::Stdio {
+            command,
+            args,
+            env,
+            keep_env,
+        } => {
             let mut process = tokio::process::Command::new(command);
+            let secrets = SecretFilter {
+                extra: Vec::new(),
+                keep: keep_env.clone(),
+            };
+            for name in secrets.hidden(std::env::vars_os().map(|(name, _)| name)) {
+                process.env_remove(name);
+            }
             process
                 .args(args)
                 .envs(env)

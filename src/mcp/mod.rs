@@ -112,25 +112,11 @@ impl McpHub {
         self.generation.load(Ordering::Acquire)
     }
 
-    /// The tools of every ready server: servers in config order, each server's tools in
-    /// the order it listed them (a stable order keeps the prompt prefix cacheable).
+    /// The tools of every ready server, and of those restarting (their tools answer
+    /// that they are): servers in config order, each server's tools in the order it
+    /// listed them (a stable order keeps the prompt prefix cacheable).
     pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
         self.links.iter().flat_map(|link| link.tools()).collect()
-    }
-
-    /// Each server's name and current state.
-    pub fn states(&self) -> Vec<StateChange> {
-        self.links
-            .iter()
-            .map(|link| StateChange {
-                server: link.name().to_string(),
-                state: link.state(),
-            })
-            .collect()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.links.is_empty()
     }
 }
 

@@ -64,10 +64,6 @@ impl ServerLink {
         &self.config
     }
 
-    pub(crate) fn state(&self) -> ServerState {
-        self.status().state.clone()
-    }
-
     pub(crate) fn tools(&self) -> Vec<Arc<dyn Tool>> {
         self.status().tools.clone()
     }

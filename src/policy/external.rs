@@ -25,6 +25,16 @@ pub enum ToolRule {
     Deny,
 }
 
+impl ToolRule {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolRule::Allow => "allow",
+            ToolRule::Ask => "ask",
+            ToolRule::Deny => "deny",
+        }
+    }
+}
+
 /// One call of an external tool, as the policy sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExternalCall {

@@ -12,7 +12,9 @@ use duet::policy::{ApprovalMode, Decision};
 use duet::provider::{StopReason, Wire};
 use pretty_assertions::assert_eq;
 
-use crate::common::harness::{TestAgent, TestRepo, run_duet, tool_results};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+
+use crate::common::harness::{TestAgent, TestRepo, duet_command, run_duet, tool_results, wire_env};
 use crate::common::script::Script;
 use crate::common::scripted_server::{RecordedRequest, ScriptedServer};
 
@@ -295,6 +297,7 @@ async fn a_server_that_cannot_start_is_reported_failed() {
         command: "/nonexistent/mcp-server".into(),
         args: Vec::new(),
         env: Default::default(),
+        keep_env: Vec::new(),
     };
     let mut agent = start(&server, Wire::Anthropic, &repo, broken);
     let failed = agent
@@ -323,23 +326,71 @@ async fn a_server_that_cannot_start_is_reported_failed() {
     assert_eq!(agent.turn_end().await, finished());
 }
 
+/// A home whose user config holds `config` (TOML).
+fn home_with_config(config: &str) -> tempfile::TempDir {
+    let home = tempfile::tempdir().expect("home");
+    let config_dir = home.path().join("config").join("duet");
+    std::fs::create_dir_all(&config_dir).expect("config dir");
+    std::fs::write(config_dir.join("config.toml"), config).expect("config");
+    home
+}
+
+#[tokio::test]
+async fn exec_reports_the_server_once_and_keeps_credentials_from_it() {
+    let server = ScriptedServer::start(Script::load("mcp_exec_env")).await;
+    let repo = TestRepo::with_files(&[("notes.md", "notes\n")]);
+    let home = home_with_config(&format!(
+        "[mcp.servers.fixture]\ncommand = {:?}\npolicy = \"allow\"\nkeep_env = [\"KEPT_TOKEN\"]\n",
+        fixture_binary().display().to_string()
+    ));
+    let mut env = wire_env(&server, Wire::Anthropic);
+    env.push(("LEAKY_API_KEY", "leak".into()));
+    env.push(("KEPT_TOKEN", "kept".into()));
+    let mut command = duet_command(repo.path(), home.path(), &env, &["exec", "look around"]);
+    command.stdout(std::process::Stdio::piped());
+    let mut child = command.spawn().expect("spawn duet");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    // The first model call is held until the server is ready, so the second one
+    // offers its tools.
+    let mut printed = String::new();
+    while !printed.contains("mcp: fixture ready") {
+        let read = stdout.read_line(&mut printed).await.expect("read stdout");
+        assert!(
+            read > 0,
+            "duet ended before the server was ready:\n{printed}"
+        );
+    }
+    server.release("ready");
+    stdout
+        .read_to_string(&mut printed)
+        .await
+        .expect("read stdout");
+    assert!(
+        child.wait().await.expect("duet exits").success(),
+        "{printed}"
+    );
+
+    assert_eq!(printed.matches("mcp: fixture").count(), 1, "{printed}");
+    assert!(
+        printed.contains("mcp: fixture ready (7 tools)"),
+        "{printed}"
+    );
+    let results = tool_results(&server.requests()[2]);
+    let values: Vec<&str> = results.iter().map(|r| r.content.as_str()).collect();
+    assert_eq!(values, ["notes.md", "(unset)", "kept"]);
+    server.assert_no_violations();
+}
+
 #[tokio::test]
 async fn mcp_list_shows_each_server_its_source_and_its_tools() {
     let repo = TestRepo::with_files(&[(
         ".mcp.json",
         r#"{"mcpServers": {"project": {"command": "/nonexistent/never-run"}}}"#,
     )]);
-    let home = tempfile::tempdir().expect("home");
-    let config_dir = home.path().join("config").join("duet");
-    std::fs::create_dir_all(&config_dir).expect("config dir");
-    std::fs::write(
-        config_dir.join("config.toml"),
-        format!(
-            "[mcp.servers.fixture]\ncommand = {:?}\ntools = {{ add = \"deny\" }}\n",
-            fixture_binary().display().to_string()
-        ),
-    )
-    .expect("config");
+    let home = home_with_config(&format!(
+        "[mcp.servers.fixture]\ncommand = {:?}\ntools = {{ add = \"deny\" }}\n",
+        fixture_binary().display().to_string()
+    ));
     let no_env: [(&str, &str); 0] = [];
     let output = run_duet(repo.path(), home.path(), &no_env, &["mcp", "list"]).await;
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -349,7 +400,7 @@ async fn mcp_list_shows_each_server_its_source_and_its_tools() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(stdout.contains("fixture  (user config: "), "{stdout}");
-    assert!(stdout.contains("ready: 6 tool(s)"), "{stdout}");
+    assert!(stdout.contains("ready: 7 tool(s)"), "{stdout}");
     assert!(stdout.contains("fixture__add  [deny]"), "{stdout}");
     assert!(stdout.contains("fixture__echo  [ask]"), "{stdout}");
     assert!(stdout.contains("project  (project: "), "{stdout}");
