@@ -4,8 +4,10 @@
 //! result), `sleep {ms}` (answers after `ms` milliseconds), `crash` (the process
 //! exits in the middle of the call) and `env {name}` (the variable's value, or
 //! `(unset)`). `--start-delay-ms N` waits before speaking, like a
-//! server that is slow to start.
+//! server that is slow to start. `--http` serves streamable HTTP on a free local port
+//! instead of stdio, and prints the endpoint's URL as the first line on stdout.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
@@ -14,6 +16,8 @@ use rmcp::model::{
     ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ServerHandler, ServiceExt};
 use serde_json::{Map, Value, json};
 
@@ -116,19 +120,51 @@ impl ServerHandler for Fixture {
     }
 }
 
-fn start_delay() -> anyhow::Result<Duration> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.as_slice() {
-        [] => Ok(Duration::ZERO),
-        [flag, ms] if flag == "--start-delay-ms" => Ok(Duration::from_millis(ms.parse()?)),
-        other => anyhow::bail!("usage: mcp_fixture [--start-delay-ms N], got {other:?}"),
+/// How the fixture was asked to run.
+struct Options {
+    start_delay: Duration,
+    http: bool,
+}
+
+fn options() -> anyhow::Result<Options> {
+    let mut options = Options {
+        start_delay: Duration::ZERO,
+        http: false,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match (arg.as_str(), args.next()) {
+            ("--start-delay-ms", Some(ms)) => {
+                options.start_delay = Duration::from_millis(ms.parse()?)
+            }
+            ("--http", None) => options.http = true,
+            _ => anyhow::bail!("usage: mcp_fixture [--start-delay-ms N | --http]"),
+        }
     }
+    Ok(options)
+}
+
+async fn serve_http() -> anyhow::Result<()> {
+    let service = StreamableHttpService::new(
+        || Ok(Fixture),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let router = axum::Router::new().nest_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    println!("http://{}/mcp", listener.local_addr()?);
+    axum::serve(listener, router).await?;
+    Ok(())
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tokio::time::sleep(start_delay()?).await;
+    let options = options()?;
+    tokio::time::sleep(options.start_delay).await;
     eprintln!("fixture: serving");
+    if options.http {
+        return serve_http().await;
+    }
     Fixture
         .serve(rmcp::transport::stdio())
         .await?

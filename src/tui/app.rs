@@ -840,6 +840,46 @@ mod tests {
     }
 
     #[test]
+    fn mcp_servers_show_in_the_status_bar_and_in_slash_mcp() {
+        let mut h = Harness::new();
+        h.say("/mcp");
+        assert!(h.screen().contains("no MCP servers are configured"));
+        for (server, state) in [
+            ("tracker", ServerState::Starting),
+            ("docs", ServerState::Starting),
+            ("tracker", ServerState::Ready { tools: 3 }),
+            (
+                "docs",
+                ServerState::Failed {
+                    reason: "cannot start `docs-mcp`".into(),
+                },
+            ),
+        ] {
+            h.event(Event::McpServer {
+                server: server.into(),
+                state,
+            });
+        }
+        assert_eq!(
+            h.app.status_info().mcp,
+            Some(McpSummary {
+                ready: 1,
+                total: 2,
+                trouble: true
+            })
+        );
+        h.say("/mcp");
+        let screen = h.screen();
+        assert!(screen.contains("mcp: tracker ready (3 tools)"), "{screen}");
+        assert!(
+            screen.contains("mcp: docs failed: cannot start `docs-mcp`"),
+            "{screen}"
+        );
+        assert!(screen.contains("mcp 1/2"), "{screen}");
+        assert_eq!(h.sent(), [], "/mcp is answered locally");
+    }
+
+    #[test]
     fn undo_is_sent_between_turns_and_its_answer_is_shown() {
         use crate::agent::protocol::UndoScope;
         let mut h = Harness::new();

@@ -35,20 +35,23 @@ fn fixture_binary() -> PathBuf {
     path
 }
 
-/// The `[servers.fixture]` entry for the fixture, with `extra` TOML lines, resolved as
-/// the user's own config.
-fn fixture_server(args: &[&str], extra: &str) -> ServerConfig {
-    let text = format!(
-        "[servers.fixture]\ncommand = {:?}\nargs = {:?}\n{extra}",
-        fixture_binary().display().to_string(),
-        args
-    );
-    let section: McpSection = toml::from_str(&text).expect("fixture config");
+/// The one server `[servers.NAME]` in `text` configures, resolved as the user's own.
+fn user_server(text: &str) -> ServerConfig {
+    let section: McpSection = toml::from_str(text).expect("server config");
     let workspace = tempfile::tempdir().expect("temp dir");
     let config =
         duet::mcp::config::load(&section, Path::new("/test/config.toml"), workspace.path())
-            .expect("fixture config resolves");
+            .expect("server config resolves");
     config.startable().remove(0)
+}
+
+/// The `[servers.fixture]` entry for the fixture over stdio, with `extra` TOML lines.
+fn fixture_server(args: &[&str], extra: &str) -> ServerConfig {
+    user_server(&format!(
+        "[servers.fixture]\ncommand = {:?}\nargs = {:?}\n{extra}",
+        fixture_binary().display().to_string(),
+        args
+    ))
 }
 
 fn start(server: &ScriptedServer, wire: Wire, repo: &TestRepo, mcp: ServerConfig) -> TestAgent {
@@ -140,6 +143,36 @@ async fn its_tools_are_offered_and_a_call_round_trips(wire: Wire) {
     assert_eq!(results.len(), 1);
     assert!(!results[0].is_error, "{:?}", results[0]);
     assert_eq!(results[0].content, "hello from mcp");
+    server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn a_server_over_streamable_http_round_trips() {
+    let mut fixture = tokio::process::Command::new(fixture_binary())
+        .arg("--http")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start the HTTP fixture");
+    let mut url = String::new();
+    BufReader::new(fixture.stdout.take().expect("stdout"))
+        .read_line(&mut url)
+        .await
+        .expect("the fixture's URL");
+    let web = user_server(&format!(
+        "[servers.web]\nurl = {:?}\npolicy = \"allow\"",
+        url.trim()
+    ));
+    let server = ScriptedServer::start(Script::load("mcp_http_echo")).await;
+    let repo = TestRepo::with_files(&[]);
+    let mut agent = start(&server, Wire::Anthropic, &repo, web);
+    ready(&mut agent).await;
+    agent.send("add over http");
+    assert_eq!(agent.turn_end().await, finished());
+    let results = tool_results(&server.requests()[1]);
+    assert!(!results[0].is_error, "{:?}", results[0]);
+    assert_eq!(results[0].content, "42");
     server.assert_no_violations();
 }
 
