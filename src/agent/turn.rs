@@ -97,6 +97,7 @@ pub(crate) struct Agent {
     /// The tools of the current step: the built-in ones and those of ready MCP servers.
     pub(crate) tools: Registry,
     pub(crate) tool_specs: Vec<ToolSpec>,
+    /// duet's own tools, offered in every step.
     pub(crate) builtin_tools: Registry,
     pub(crate) mcp: Arc<McpHub>,
     /// The hub's tool-list generation `tools` was built from.

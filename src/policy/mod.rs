@@ -1,13 +1,15 @@
 //! Permission modes and the approval hook that sits before every side effect.
 //!
 //! Owns: the [`ApprovalMode`]s; the [`Policy`] that assesses an action (the class of a
-//! shell command, the protected paths it or a file write touches) and what each mode
-//! lets through without asking ([`Policy::judge`]); the [`Approver`] trait tools call
-//! before they touch the disk or run a command; and [`ModeApprover`], which decides
+//! shell command, the protected paths it or a file write touches, the user's
+//! [`ToolRule`] for a tool of an MCP server) and what each mode lets through without
+//! asking ([`Policy::judge`]); the [`Approver`] trait tools call before they touch the
+//! disk, run a command or call an external tool; and [`ModeApprover`], which decides
 //! without a person.
 //! Does not own: asking a human (the agent implements [`Approver`] over its channels),
 //! computing diffs, or applying a decision.
-//! Invariant: no tool writes, edits or runs a command without an [`Approver`] decision;
+//! Invariant: no tool writes, edits, runs a command or calls an external tool without
+//! an [`Approver`] decision;
 //! a mode never allows more than its [`Policy::judge`] verdict says; and a change to a
 //! protected path is never allowed without a person, in any mode.
 
