@@ -265,7 +265,62 @@ fn backoff(attempt: u32) -> Duration {
 
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
     use super::*;
+    use crate::mcp::config::{Source, Transport};
+    use crate::policy::ToolRule;
+
+    fn link() -> Arc<ServerLink> {
+        let config = ServerConfig {
+            name: "files".into(),
+            transport: Transport::Http {
+                url: "http://localhost/mcp".into(),
+            },
+            call_timeout: Duration::from_secs(1),
+            enabled: true,
+            default_rule: ToolRule::Ask,
+            tool_rules: Default::default(),
+            parallel_read_only: false,
+            source: Source::User(PathBuf::from("/cfg.toml")),
+        };
+        Arc::new(ServerLink::new(config, Arc::new(AtomicU64::new(0))))
+    }
+
+    #[test]
+    fn a_server_that_is_down_says_why_at_once() {
+        let link = link();
+        let (changes, mut reported) = mpsc::unbounded_channel();
+        assert!(
+            link.ready_peer()
+                .unwrap_err()
+                .contains("MCP server `files` is not ready yet")
+        );
+        let restarting = ServerState::Restarting {
+            attempt: 1,
+            reason: "the server exited".into(),
+        };
+        link.enter(restarting.clone(), ToolChange::Keep, &changes);
+        assert_eq!(
+            link.ready_peer().unwrap_err(),
+            "MCP server `files` is restarting (the server exited); try again in a moment."
+        );
+        let failed = ServerState::Failed {
+            reason: "gave up".into(),
+        };
+        link.enter(failed.clone(), ToolChange::Withdraw, &changes);
+        assert!(
+            link.ready_peer()
+                .unwrap_err()
+                .contains("has failed (gave up); its tools cannot be used")
+        );
+        let states: Vec<ServerState> = std::iter::from_fn(|| reported.try_recv().ok())
+            .map(|change| change.state)
+            .collect();
+        assert_eq!(states, [restarting, failed]);
+        // No tools came or went, so the model's tool list stays as it was.
+        assert_eq!(link.generation.load(Ordering::Acquire), 0);
+    }
 
     #[test]
     fn backoff_doubles_up_to_a_cap() {
