@@ -175,7 +175,7 @@ fn main() -> ExitCode {
                 None => task.clone(),
             };
             let prepared = exec_task(task, resume).and_then(|(task, resume)| {
-                let settings = resolve_settings(&cli, &paths)?;
+                let settings = resolve_settings(&cli, &paths, &workspace)?;
                 let session = open_session(&paths, &workspace, &settings, resume)?;
                 Ok((task, settings, session))
             });
@@ -217,7 +217,7 @@ fn main() -> ExitCode {
                 );
                 return ExitCode::from(2);
             }
-            let prepared = resolve_settings(&cli, &paths).and_then(|settings| {
+            let prepared = resolve_settings(&cli, &paths, &workspace).and_then(|settings| {
                 let resume = Resume::from_flag(cli.resume.clone());
                 let session = open_session(&paths, &workspace, &settings, resume)?;
                 Ok((settings, session))
@@ -271,15 +271,18 @@ fn locate(cli: &Cli) -> anyhow::Result<(Paths, PathBuf)> {
     Ok((paths, workspace))
 }
 
-/// Resolves the settings; every failure here is the user's to fix, so each says how.
-fn resolve_settings(cli: &Cli, paths: &Paths) -> anyhow::Result<Settings> {
+/// Resolves the settings for a session in `workspace`; every failure here is the
+/// user's to fix, so each says how.
+fn resolve_settings(cli: &Cli, paths: &Paths, workspace: &Path) -> anyhow::Result<Settings> {
     let file = config::load_file(&paths.config_file)?;
-    Ok(config::resolve(
-        &file,
-        &|name| std::env::var(name).ok(),
-        &flags(cli),
-        paths,
-    )?)
+    let mut settings =
+        config::resolve(&file, &|name| std::env::var(name).ok(), &flags(cli), paths)?;
+    // Unless the user allowed project servers, the project's files are not even read:
+    // a file written for another tool cannot keep duet from starting.
+    if settings.mcp.project_servers {
+        settings.mcp.add_project(workspace)?;
+    }
+    Ok(settings)
 }
 
 fn flags(cli: &Cli) -> Flags {
@@ -460,7 +463,6 @@ fn start_agent(
     tokio::sync::mpsc::Receiver<duet::agent::Event>,
 )> {
     let client = provider::connect(settings.endpoint, settings.idle_timeout)?;
-    let mcp = duet::mcp::config::load(&settings.mcp, &paths.config_file, &workspace)?;
     Ok(duet::agent::spawn(duet::agent::AgentSetup {
         client,
         workspace,
@@ -477,7 +479,7 @@ fn start_agent(
         transcript: Some(session.transcript),
         resume: session.resume,
         policy: settings.policy,
-        mcp: mcp.startable(),
+        mcp: settings.mcp.startable(),
     })?)
 }
 

@@ -23,7 +23,7 @@ pub use context::{Compaction, ContextSection, DEFAULT_COMPACT_AT, DEFAULT_KEEP_R
 pub use models::{ModelEntry, ModelInfo, ModelTable, Prices};
 
 use crate::lint::LintConfig;
-use crate::mcp::McpSection;
+use crate::mcp::{McpConfig, McpConfigError, McpSection};
 use crate::policy::{ApprovalMode, PolicyConfig};
 use crate::provider::{DEFAULT_IDLE_TIMEOUT, Endpoint, RetryPolicy, Wire};
 use crate::shell::ShellConfig;
@@ -217,8 +217,9 @@ pub struct Settings {
     pub model_info: ModelInfo,
     /// When the conversation is compacted.
     pub compaction: Compaction,
-    /// The user's `[mcp]` table (project servers are read where the workspace is known).
-    pub mcp: McpSection,
+    /// The MCP servers of the user's `[mcp]` table (a project's are added where the
+    /// workspace is known).
+    pub mcp: McpConfig,
 }
 
 /// Where duet reads and writes its own files.
@@ -301,6 +302,8 @@ pub enum ConfigError {
     },
     #[error("could not find a home directory for duet's config and state files")]
     NoHome,
+    #[error(transparent)]
+    Mcp(#[from] McpConfigError),
 }
 
 /// Reads the config file; a missing file is an empty config.
@@ -420,7 +423,7 @@ pub fn resolve(
         budget,
         model_info,
         compaction: file.context.resolve()?,
-        mcp: file.mcp.clone(),
+        mcp: crate::mcp::config::from_user(&file.mcp, &paths.config_file)?,
     })
 }
 

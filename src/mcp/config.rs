@@ -187,29 +187,43 @@ pub enum McpConfigError {
     },
 }
 
-/// Resolves the user's `[mcp]` table (from `config_file`) and the project files under
-/// `workspace`. A server named in both keeps the user's entry.
+/// Resolves the user's `[mcp]` table, read from `config_file`.
+pub fn from_user(section: &McpSection, config_file: &Path) -> Result<McpConfig, McpConfigError> {
+    Ok(McpConfig {
+        servers: resolve_entries(&section.servers, &Source::User(config_file.into()))?,
+        project_servers: section.project_servers,
+    })
+}
+
+/// The user's servers and those of the project files under `workspace` (a server
+/// named in both keeps the user's entry).
 pub fn load(
     section: &McpSection,
     config_file: &Path,
     workspace: &Path,
 ) -> Result<McpConfig, McpConfigError> {
-    let mut servers = resolve_entries(&section.servers, &Source::User(config_file.into()))?;
-    for project in load_project(workspace)? {
-        if servers.iter().any(|known| known.name == project.name) {
-            tracing::info!(
-                server = project.name,
-                file = %project.source.path().display(),
-                "the user's config names this MCP server too; the project's entry is ignored"
-            );
-            continue;
+    let mut config = from_user(section, config_file)?;
+    config.add_project(workspace)?;
+    Ok(config)
+}
+
+impl McpConfig {
+    /// Adds the servers the project's files under `workspace` list, except those the
+    /// user's config names too.
+    pub fn add_project(&mut self, workspace: &Path) -> Result<(), McpConfigError> {
+        for project in load_project(workspace)? {
+            if self.servers.iter().any(|known| known.name == project.name) {
+                tracing::info!(
+                    server = project.name,
+                    file = %project.source.path().display(),
+                    "the user's config names this MCP server too; the project's entry is ignored"
+                );
+                continue;
+            }
+            self.servers.push(project);
         }
-        servers.push(project);
+        Ok(())
     }
-    Ok(McpConfig {
-        servers,
-        project_servers: section.project_servers,
-    })
 }
 
 /// The servers the project's files list (both files may exist; `.duet/mcp.toml` wins

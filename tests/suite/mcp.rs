@@ -442,3 +442,19 @@ async fn mcp_list_shows_each_server_its_source_and_its_tools() {
         "{stdout}"
     );
 }
+
+#[tokio::test]
+async fn a_bad_server_entry_stops_duet_with_a_clear_configuration_error() {
+    let repo = TestRepo::with_files(&[]);
+    let home = home_with_config(
+        "[mcp.servers.both]\ncommand = \"both-mcp\"\nurl = \"http://localhost:1/mcp\"\n",
+    );
+    let env = [("ANTHROPIC_API_KEY", "test-key")];
+    let output = run_duet(repo.path(), home.path(), &env, &["exec", "hello"]).await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("config.toml: MCP server `both`: set `command` or `url`, not both"),
+        "{stderr}"
+    );
+}
