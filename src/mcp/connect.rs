@@ -64,6 +64,7 @@ pub(crate) async fn open(
             keep_env,
         } => {
             let mut process = tokio::process::Command::new(command);
+            process.args(args).current_dir(workspace).kill_on_drop(true);
             let secrets = SecretFilter {
                 extra: Vec::new(),
                 keep: keep_env.clone(),
@@ -71,37 +72,48 @@ pub(crate) async fn open(
             for name in secrets.hidden(std::env::vars_os().map(|(name, _)| name)) {
                 process.env_remove(name);
             }
-            process
-                .args(args)
-                .envs(env)
-                .current_dir(workspace)
-                .kill_on_drop(true);
-            let (transport, stderr) = TokioChildProcess::builder(process)
-                .stderr(Stdio::piped())
-                .spawn()
-                .map_err(|error| format!("cannot start `{command}`: {error}"))?;
-            if let Some(stderr) = stderr {
-                tokio::spawn(log_stderr(config.name.clone(), stderr, last_words.clone()));
-            }
-            ().serve(transport)
-                .await
-                .map_err(|error| last_words.explain(&format!("the MCP handshake failed: {error}")))
+            process.envs(env);
+            open_stdio(&config.name, process, last_words).await
         }
-        Transport::Http { url } => {
-            install_crypto_provider();
-            let http = reqwest::Client::builder()
-                .connect_timeout(CONNECT_TIMEOUT)
-                .build()
-                .map_err(|error| format!("cannot build the HTTP client: {error}"))?;
-            let transport = StreamableHttpClientTransport::with_client(
-                http,
-                StreamableHttpClientTransportConfig::with_uri(url.as_str()),
-            );
-            ().serve(transport)
-                .await
-                .map_err(|error| format!("the MCP handshake with {url} failed: {error}"))
-        }
+        Transport::Http { url } => open_http(url).await,
     }
+}
+
+async fn open_stdio(
+    server: &str,
+    process: tokio::process::Command,
+    last_words: &LastWords,
+) -> Result<Session, String> {
+    let program = process
+        .as_std()
+        .get_program()
+        .to_string_lossy()
+        .into_owned();
+    let (transport, stderr) = TokioChildProcess::builder(process)
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|error| format!("cannot start `{program}`: {error}"))?;
+    if let Some(stderr) = stderr {
+        tokio::spawn(log_stderr(server.to_string(), stderr, last_words.clone()));
+    }
+    ().serve(transport)
+        .await
+        .map_err(|error| last_words.explain(&format!("the MCP handshake failed: {error}")))
+}
+
+async fn open_http(url: &str) -> Result<Session, String> {
+    install_crypto_provider();
+    let http = reqwest::Client::builder()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .build()
+        .map_err(|error| format!("cannot build the HTTP client: {error}"))?;
+    let transport = StreamableHttpClientTransport::with_client(
+        http,
+        StreamableHttpClientTransportConfig::with_uri(url),
+    );
+    ().serve(transport)
+        .await
+        .map_err(|error| format!("the MCP handshake with {url} failed: {error}"))
 }
 
 /// Every tool the server lists (all pages).

@@ -5,7 +5,7 @@
 //! doubling waits, until it has exited [`MAX_RESTARTS`] times in a row without staying
 //! up for [`STABLE_UPTIME`]. While it is down its tools answer with an error at once.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -182,24 +182,10 @@ pub(crate) async fn supervise(
         let reason = match started {
             Ok((session, shapes)) => {
                 was_ready = true;
-                let up_since = Instant::now();
-                let state = ServerState::Ready {
-                    tools: shapes.len(),
+                let Some(uptime) = serve(&link, session, shapes, &changes, &shutdown).await else {
+                    return;
                 };
-                link.enter(
-                    state,
-                    ToolChange::Offer(session.peer().clone(), shapes),
-                    &changes,
-                );
-                let stop = session.cancellation_token();
-                tokio::select! {
-                    quit = session.waiting() => tracing::info!(server = link.name(), ?quit, "mcp server session ended"),
-                    () = shutdown.cancelled() => {
-                        stop.cancel();
-                        return;
-                    }
-                }
-                if up_since.elapsed() >= STABLE_UPTIME {
+                if uptime >= STABLE_UPTIME {
                     exits = 0;
                 }
                 last_words.explain("the server exited")
@@ -236,10 +222,41 @@ pub(crate) async fn supervise(
     }
 }
 
+/// Offers the ready server's tools and waits until it exits; returns how long it was
+/// up, or `None` when duet shut it down.
+async fn serve(
+    link: &Arc<ServerLink>,
+    session: Session,
+    shapes: Vec<ToolShape>,
+    changes: &mpsc::UnboundedSender<StateChange>,
+    shutdown: &CancellationToken,
+) -> Option<Duration> {
+    let up_since = Instant::now();
+    let state = ServerState::Ready {
+        tools: shapes.len(),
+    };
+    link.enter(
+        state,
+        ToolChange::Offer(session.peer().clone(), shapes),
+        changes,
+    );
+    let stop = session.cancellation_token();
+    tokio::select! {
+        quit = session.waiting() => {
+            tracing::info!(server = link.name(), ?quit, "mcp server session ended");
+            Some(up_since.elapsed())
+        }
+        () = shutdown.cancelled() => {
+            stop.cancel();
+            None
+        }
+    }
+}
+
 /// Opens a session and lists the tools, within [`connect::START_TIMEOUT`].
 async fn start(
     config: &ServerConfig,
-    workspace: &std::path::Path,
+    workspace: &Path,
     last_words: &LastWords,
 ) -> Result<(Session, Vec<ToolShape>), String> {
     let attempt = async {
