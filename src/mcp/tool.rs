@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use rmcp::model::{CallToolRequestParams, Tool as RemoteTool};
+use rmcp::model::{CallToolRequestParams, CallToolResult, Tool as RemoteTool};
 use serde_json::Value;
 
 use crate::policy::{Action, Decision, ExternalCall, ToolRule};
@@ -131,6 +131,34 @@ impl McpTool {
             reason.as_deref().unwrap_or("the user rejected it")
         )))
     }
+
+    /// Sends the call. Fails at once when the server is down, and when the server
+    /// fails the call, overruns its timeout or the user interrupts.
+    async fn call(&self, args: Value, ctx: &ToolCtx) -> Result<CallToolResult, ToolError> {
+        let peer = self.link.ready_peer().map_err(ToolError::Failed)?;
+        let mut params = CallToolRequestParams::new(self.shape.remote.clone());
+        if let Value::Object(arguments) = args {
+            params = params.with_arguments(arguments);
+        }
+        let timeout = self.link.config().call_timeout;
+        let exposed = &self.shape.exposed;
+        tokio::select! {
+            outcome = tokio::time::timeout(timeout, peer.call_tool(params)) => match outcome {
+                Ok(Ok(result)) => Ok(result),
+                Ok(Err(error)) => Err(ToolError::Failed(self.link.call_failed(&error))),
+                Err(_) => Err(ToolError::Failed(format!(
+                    "`{exposed}` did not answer within its timeout of {}s, so duet stopped \
+                     waiting (the server may still finish it). Try a smaller request, or do \
+                     without it.",
+                    timeout.as_secs_f64()
+                ))),
+            },
+            () = ctx.cancel.cancelled() => Err(ToolError::Failed(format!(
+                "`{exposed}` was interrupted by the user; the server may have finished the \
+                 call anyway."
+            ))),
+        }
+    }
 }
 
 #[async_trait::async_trait]
@@ -157,35 +185,7 @@ impl Tool for McpTool {
 
     async fn run(&self, args: Value, ctx: &ToolCtx) -> Result<ToolOutput, ToolError> {
         self.approve(&args, ctx).await?;
-        let peer = self.link.ready_peer().map_err(ToolError::Failed)?;
-        let mut params = CallToolRequestParams::new(self.shape.remote.clone());
-        if let Value::Object(arguments) = args {
-            params = params.with_arguments(arguments);
-        }
-        let timeout = self.link.config().call_timeout;
-        let exposed = &self.shape.exposed;
-        let outcome = tokio::select! {
-            outcome = tokio::time::timeout(timeout, peer.call_tool(params)) => outcome,
-            () = ctx.cancel.cancelled() => {
-                return Err(ToolError::Failed(format!(
-                    "`{exposed}` was interrupted by the user; the server may have finished \
-                     the call anyway."
-                )));
-            }
-        };
-        let result = match outcome {
-            Err(_) => {
-                return Err(ToolError::Failed(format!(
-                    "`{exposed}` did not answer within its timeout of {}s, so duet stopped \
-                     waiting (the server may still finish it). Try a smaller request, or do \
-                     without it.",
-                    timeout.as_secs_f64()
-                )));
-            }
-            Ok(Err(error)) => return Err(ToolError::Failed(self.link.call_failed(&error))),
-            Ok(Ok(result)) => result,
-        };
-        let mapped = map_result(&result);
+        let mapped = map_result(&self.call(args, ctx).await?);
         if mapped.is_error {
             return Err(ToolError::Failed(mapped.text));
         }
