@@ -2,7 +2,7 @@
 //!
 //! The dependency direction is the architecture: front ends ([`exec`], [`tui`],
 //! [`eval`], which runs `duet exec` as child processes) →
-//! [`agent`] → the leaves ([`provider`], [`tools`], [`shell`], [`lint`], [`policy`],
+//! [`agent`] → the leaves ([`provider`], [`tools`], [`mcp`], [`shell`], [`lint`], [`policy`],
 //! [`diff`], [`git`], [`config`], [`session`]). No leaf imports `agent` or a front end.
 //! [`pathglob`] and [`process_group`] are small utilities the leaves share; `fuzzing`
 //! holds the entry points of the fuzz targets under `fuzz/`.
@@ -16,6 +16,7 @@ pub mod exec;
 pub mod fuzzing;
 pub mod git;
 pub mod lint;
+pub mod mcp;
 pub mod pathglob;
 pub mod policy;
 pub mod process_group;

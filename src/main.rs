@@ -3,6 +3,7 @@
 //! configuration) or 1 (anything else).
 
 mod doctor;
+mod mcp_list;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -100,6 +101,17 @@ enum Subcmd {
     /// Run a set of cases with `duet exec --done`, each in a copy of its repository,
     /// and score them (one JSON object per line in CASES.jsonl).
     Eval(duet::eval::EvalArgs),
+    /// MCP servers: the tools they offer the model.
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum McpCommand {
+    /// Show the configured servers, connect to each, and list their tools.
+    List,
 }
 
 /// `duet __sandbox ...`, the shell's sandbox launcher: not a listed subcommand, and
@@ -149,6 +161,9 @@ fn main() -> ExitCode {
         Some(Subcmd::Doctor) => doctor::run(&flags(&cli), &workspace),
         // Each case's `duet exec` resolves the settings itself, from the same sources.
         Some(Subcmd::Eval(args)) => run_eval(&cli, args, &workspace),
+        Some(Subcmd::Mcp {
+            command: McpCommand::List,
+        }) => finish(mcp_list::run(&paths, &workspace)),
         Some(Subcmd::Exec {
             task,
             json,
@@ -166,7 +181,7 @@ fn main() -> ExitCode {
                 None => task.clone(),
             };
             let prepared = exec_task(task, resume).and_then(|(task, resume)| {
-                let settings = resolve_settings(&cli, &paths)?;
+                let settings = resolve_settings(&cli, &paths, &workspace)?;
                 let session = open_session(&paths, &workspace, &settings, resume)?;
                 Ok((task, settings, session))
             });
@@ -208,7 +223,7 @@ fn main() -> ExitCode {
                 );
                 return ExitCode::from(2);
             }
-            let prepared = resolve_settings(&cli, &paths).and_then(|settings| {
+            let prepared = resolve_settings(&cli, &paths, &workspace).and_then(|settings| {
                 let resume = Resume::from_flag(cli.resume.clone());
                 let session = open_session(&paths, &workspace, &settings, resume)?;
                 Ok((settings, session))
@@ -262,15 +277,18 @@ fn locate(cli: &Cli) -> anyhow::Result<(Paths, PathBuf)> {
     Ok((paths, workspace))
 }
 
-/// Resolves the settings; every failure here is the user's to fix, so each says how.
-fn resolve_settings(cli: &Cli, paths: &Paths) -> anyhow::Result<Settings> {
+/// Resolves the settings for a session in `workspace`; every failure here is the
+/// user's to fix, so each says how.
+fn resolve_settings(cli: &Cli, paths: &Paths, workspace: &Path) -> anyhow::Result<Settings> {
     let file = config::load_file(&paths.config_file)?;
-    Ok(config::resolve(
-        &file,
-        &|name| std::env::var(name).ok(),
-        &flags(cli),
-        paths,
-    )?)
+    let mut settings =
+        config::resolve(&file, &|name| std::env::var(name).ok(), &flags(cli), paths)?;
+    // Unless the user allowed project servers, the project's files are not even read:
+    // a file written for another tool cannot keep duet from starting.
+    if settings.mcp.project_servers {
+        settings.mcp.add_project(workspace)?;
+    }
+    Ok(settings)
 }
 
 fn flags(cli: &Cli) -> Flags {
@@ -467,6 +485,7 @@ fn start_agent(
         transcript: Some(session.transcript),
         resume: session.resume,
         policy: settings.policy,
+        mcp: settings.mcp.startable(),
     })?)
 }
 

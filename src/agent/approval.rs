@@ -200,7 +200,9 @@ fn view_of(action: &Action, assessment: &Assessment) -> ApprovalView {
                 }
                 // An assessment always matches its action; a mismatch would be a bug,
                 // and asking about an unknown command is the safe way to show it.
-                Assessment::Write { .. } => (CommandClass::Unknown, Vec::new()),
+                Assessment::Write { .. } | Assessment::External(_) => {
+                    (CommandClass::Unknown, Vec::new())
+                }
             };
             ApprovalView::Command {
                 command: command.clone(),
@@ -210,6 +212,11 @@ fn view_of(action: &Action, assessment: &Assessment) -> ApprovalView {
                 protected,
             }
         }
+        Action::CallExternalTool { call, arguments } => ApprovalView::ExternalTool {
+            server: call.server.clone(),
+            tool: call.tool.clone(),
+            arguments: arguments.clone(),
+        },
     }
 }
 

@@ -37,6 +37,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{Budget, Compaction, ModelInfo};
 use crate::lint::{LintConfig, Linter};
+use crate::mcp::{McpHub, ServerConfig, StateChange};
 use crate::policy::{ApprovalMode, GitIndex, Policy, PolicyConfig};
 use crate::provider::{ModelClient, RetryPolicy, Usage};
 use crate::session::{Session, SessionWriter};
@@ -79,6 +80,8 @@ pub struct AgentSetup {
     pub resume: Option<Session>,
     /// Protected paths and what `auto` mode may run (from the user's config only).
     pub policy: PolicyConfig,
+    /// The MCP servers to start in the background; their tools join as each is ready.
+    pub mcp: Vec<ServerConfig>,
 }
 
 /// The front end's end of the command channel.
@@ -208,10 +211,16 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
         ),
     };
     let restored_checkpoints = Arc::clone(&checkpoints);
+    // Servers start now, off the agent's path; their states are reported after
+    // `SessionStarted`.
+    let (mcp, mcp_changes) = McpHub::start(setup.mcp, &root);
     let agent = turn::Agent {
         client: setup.client,
         tool_specs: tools.specs(),
+        builtin_tools: tools.clone(),
         tools,
+        mcp: Arc::new(mcp),
+        mcp_generation: 0,
         tool_ctx,
         approvals,
         system,
@@ -249,6 +258,7 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
             restored_checkpoints.restore(turns, undoable).await;
             events.emit(restored).await;
         }
+        tokio::spawn(report_mcp_states(mcp_changes, events));
         agent.run().await;
     });
     Ok((
@@ -257,4 +267,15 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
         },
         event_rx,
     ))
+}
+
+/// Forwards MCP server state changes as events until the servers stop (the agent
+/// dropped the hub).
+async fn report_mcp_states(
+    mut changes: mpsc::UnboundedReceiver<StateChange>,
+    events: events::EventSink,
+) {
+    while let Some(StateChange { server, state }) = changes.recv().await {
+        events.emit(Event::McpServer { server, state }).await;
+    }
 }

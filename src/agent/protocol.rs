@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::diff::HunkId;
+use crate::mcp::ServerState;
 use crate::policy::{ApprovalMode, CommandClass, Decision, Protection, Reason};
 use crate::provider::{Message, StopReason, Usage};
 use crate::shell::sandbox::Protections;
@@ -201,6 +202,12 @@ pub enum Event {
     CompactionFailed {
         reason: String,
     },
+    /// An MCP server's state changed (starting, ready with its tools, restarting after a
+    /// crash, failed). Its tools are offered from the first model call after `Ready`.
+    McpServer {
+        server: String,
+        state: ServerState,
+    },
 }
 
 /// The line front ends show for [`Event::CompactionFailed`].
@@ -383,6 +390,14 @@ pub enum ApprovalView {
         /// Protected paths it writes: only a person approves it.
         protected: Vec<Protection>,
     },
+    /// A call of a tool an MCP server provides; duet cannot see what it does.
+    ExternalTool {
+        server: String,
+        /// The tool's name on its server.
+        tool: String,
+        /// The arguments as the model wrote them (JSON).
+        arguments: String,
+    },
 }
 
 impl ApprovalView {
@@ -393,6 +408,7 @@ impl ApprovalView {
             ApprovalView::Edit { protected, .. } | ApprovalView::Command { protected, .. } => {
                 protected
             }
+            ApprovalView::ExternalTool { .. } => &[],
         }
     }
 }

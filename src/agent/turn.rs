@@ -19,6 +19,7 @@ use futures::StreamExt;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::mcp::McpHub;
 use crate::provider::{
     Block, EventStream, ModelClient, ModelRequest, ProviderError, RetryPolicy, StopReason,
     StreamEvent, ToolCall, ToolResult, ToolSpec, Usage,
@@ -93,8 +94,14 @@ struct Reply {
 
 pub(crate) struct Agent {
     pub(crate) client: Arc<dyn ModelClient>,
+    /// The tools of the current step: the built-in ones and those of ready MCP servers.
     pub(crate) tools: Registry,
     pub(crate) tool_specs: Vec<ToolSpec>,
+    /// duet's own tools, offered in every step.
+    pub(crate) builtin_tools: Registry,
+    pub(crate) mcp: Arc<McpHub>,
+    /// The hub's tool-list generation `tools` was built from.
+    pub(crate) mcp_generation: u64,
     /// Template for every tool call's context; `cancel` is replaced per step.
     pub(crate) tool_ctx: ToolCtx,
     pub(crate) approvals: Arc<ApprovalDesk>,
@@ -384,6 +391,23 @@ impl Agent {
         }
     }
 
+    /// Offers the tools of MCP servers that became ready, and stops offering those of
+    /// servers that failed, since the last model call. Unchanged, the list stays
+    /// byte-identical (prompt caching depends on it).
+    fn refresh_tools(&mut self) {
+        let generation = self.mcp.generation();
+        if generation == self.mcp_generation {
+            return;
+        }
+        self.mcp_generation = generation;
+        self.tools = self
+            .mcp
+            .tools()
+            .into_iter()
+            .fold(self.builtin_tools.clone(), Registry::with);
+        self.tool_specs = self.tools.specs();
+    }
+
     async fn request(&self, max_tokens: u32) -> ModelRequest {
         let workspace = self.workspace.clone();
         let environment =
@@ -405,6 +429,7 @@ impl Agent {
     async fn step(&mut self, number: u32, max_tokens: u32) -> (StepEnd, Response) {
         self.events.emit(Event::StepStarted { step: number }).await;
         self.conversation.repair();
+        self.refresh_tools();
         let request = self.request(max_tokens).await;
         let client = Arc::clone(&self.client);
         let opened = tokio::select! {

@@ -23,6 +23,7 @@ pub use context::{Compaction, ContextSection, DEFAULT_COMPACT_AT, DEFAULT_KEEP_R
 pub use models::{ModelEntry, ModelInfo, ModelTable, Prices};
 
 use crate::lint::LintConfig;
+use crate::mcp::{McpConfig, McpConfigError, McpSection};
 use crate::policy::{ApprovalMode, PolicyConfig};
 use crate::provider::{DEFAULT_IDLE_TIMEOUT, Endpoint, RetryPolicy, Wire};
 use crate::shell::ShellConfig;
@@ -70,6 +71,9 @@ pub struct FileConfig {
     /// `[context]`: when a full conversation is compacted.
     #[serde(default)]
     pub context: ContextSection,
+    /// `[mcp]`: the MCP servers whose tools are offered to the model.
+    #[serde(default)]
+    pub mcp: McpSection,
 }
 
 /// The `[network]` table; unset fields keep the defaults of [`RetryPolicy`] and
@@ -213,6 +217,9 @@ pub struct Settings {
     pub model_info: ModelInfo,
     /// When the conversation is compacted.
     pub compaction: Compaction,
+    /// The MCP servers of the user's `[mcp]` table (a project's are added where the
+    /// workspace is known).
+    pub mcp: McpConfig,
 }
 
 /// Where duet reads and writes its own files.
@@ -295,6 +302,8 @@ pub enum ConfigError {
     },
     #[error("could not find a home directory for duet's config and state files")]
     NoHome,
+    #[error(transparent)]
+    Mcp(#[from] McpConfigError),
 }
 
 /// Reads the config file; a missing file is an empty config.
@@ -414,6 +423,7 @@ pub fn resolve(
         budget,
         model_info,
         compaction: file.context.resolve()?,
+        mcp: crate::mcp::config::from_user(&file.mcp, &paths.config_file)?,
     })
 }
 
@@ -727,6 +737,7 @@ max_tokens = 4096
                 models: ModelTable::default(),
                 network: NetworkSection::default(),
                 context: ContextSection::default(),
+                mcp: McpSection::default(),
             }
         );
     }

@@ -3,6 +3,7 @@ use std::io::Write;
 use super::Printer;
 use crate::agent::protocol::{ApprovalView, compaction_failed_line, retry_line};
 use crate::agent::{Event, TurnOutcome};
+use crate::mcp::ServerState;
 use crate::policy::Decision;
 use crate::provider::Usage;
 
@@ -120,6 +121,14 @@ impl HumanPrinter {
     ) -> std::io::Result<()> {
         let (what, details) = match request {
             ApprovalView::Edit { path, .. } => (format!("edit {path}"), Vec::new()),
+            ApprovalView::ExternalTool {
+                server,
+                tool,
+                arguments,
+            } => (
+                format!("MCP tool `{tool}` of server `{server}`"),
+                vec![format!("arguments: {}", preview(arguments))],
+            ),
             ApprovalView::Command {
                 command,
                 class,
@@ -249,6 +258,19 @@ impl Printer for HumanPrinter {
             }
             Event::ModeChanged { mode } => {
                 let line = self.paint(Style::Dim, &format!("mode: {mode}"));
+                self.line(out, &line)?;
+            }
+            // Every server starts; what it came to is the news.
+            Event::McpServer {
+                state: ServerState::Starting,
+                ..
+            } => {}
+            Event::McpServer { server, state } => {
+                let style = match state {
+                    ServerState::Ready { .. } => Style::Dim,
+                    _ => Style::Red,
+                };
+                let line = self.paint(style, &format!("mcp: {server} {state}"));
                 self.line(out, &line)?;
             }
             Event::Retrying {

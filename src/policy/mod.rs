@@ -1,17 +1,20 @@
 //! Permission modes and the approval hook that sits before every side effect.
 //!
 //! Owns: the [`ApprovalMode`]s; the [`Policy`] that assesses an action (the class of a
-//! shell command, the protected paths it or a file write touches) and what each mode
-//! lets through without asking ([`Policy::judge`]); the [`Approver`] trait tools call
-//! before they touch the disk or run a command; and [`ModeApprover`], which decides
+//! shell command, the protected paths it or a file write touches, the user's
+//! [`ToolRule`] for a tool of an MCP server) and what each mode lets through without
+//! asking ([`Policy::judge`]); the [`Approver`] trait tools call before they touch the
+//! disk, run a command or call an external tool; and [`ModeApprover`], which decides
 //! without a person.
 //! Does not own: asking a human (the agent implements [`Approver`] over its channels),
 //! computing diffs, or applying a decision.
-//! Invariant: no tool writes, edits or runs a command without an [`Approver`] decision;
+//! Invariant: no tool writes, edits, runs a command or calls an external tool without
+//! an [`Approver`] decision;
 //! a mode never allows more than its [`Policy::judge`] verdict says; and a change to a
 //! protected path is never allowed without a person, in any mode.
 
 mod command;
+mod external;
 mod protected;
 mod tracked;
 
@@ -24,6 +27,7 @@ use crate::diff::HunkId;
 pub use command::{
     Classification, CommandClass, CommandContext, Reason, TrackedFiles, classify, simple_commands,
 };
+pub use external::{ExternalCall, ToolRule};
 pub use protected::{PatternError, ProtectedPaths, Protection};
 pub use tracked::GitIndex;
 
@@ -100,6 +104,12 @@ pub enum Action {
         /// The same directory, absolute.
         dir: PathBuf,
     },
+    /// Call a tool an MCP server provides.
+    CallExternalTool {
+        call: ExternalCall,
+        /// The arguments as the model wrote them (JSON), shown to whoever decides.
+        arguments: String,
+    },
 }
 
 /// What a tool asks permission for.
@@ -167,6 +177,8 @@ pub enum Assessment {
         protection: Option<Protection>,
     },
     Command(Classification),
+    /// duet cannot see what an external tool changes; the rule is all it knows.
+    External(ExternalCall),
 }
 
 impl Assessment {
@@ -175,6 +187,7 @@ impl Assessment {
         match self {
             Assessment::Write { protection, .. } => protection.as_slice(),
             Assessment::Command(classification) => &classification.protected,
+            Assessment::External(_) => &[],
         }
     }
 }
@@ -220,6 +233,7 @@ impl Policy {
                 };
                 Assessment::Command(classify(command, &context))
             }
+            Action::CallExternalTool { call, .. } => Assessment::External(call.clone()),
         }
     }
 
@@ -231,6 +245,7 @@ impl Policy {
                 protection,
             } => judge_write(mode, display, protection.as_ref()),
             Assessment::Command(classification) => self.judge_command(mode, classification),
+            Assessment::External(call) => external::judge(mode, call),
         }
     }
 
@@ -584,7 +599,7 @@ mod tests {
         let policy = policy(PolicyConfig::default());
         let class = |command: &str| match policy.assess(&run(command), &Tracked(&["src/lib.rs"])) {
             Assessment::Command(classification) => classification.class,
-            Assessment::Write { .. } => unreachable!(),
+            Assessment::Write { .. } | Assessment::External(_) => unreachable!(),
         };
         assert_eq!(class("echo x > src/lib.rs"), CommandClass::Destructive);
         assert_eq!(class("echo x >> src/lib.rs"), CommandClass::WritesWorkspace);

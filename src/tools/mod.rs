@@ -144,10 +144,11 @@ impl ToolCtx {
 /// A tool the model can call.
 #[async_trait::async_trait]
 pub trait Tool: Send + Sync {
-    fn name(&self) -> &'static str;
+    /// Built-in tools return a constant; tools from MCP servers are named at run time.
+    fn name(&self) -> &str;
 
     /// What the model reads to decide when and how to call the tool.
-    fn description(&self) -> &'static str;
+    fn description(&self) -> &str;
 
     /// JSON Schema of the arguments object.
     fn schema(&self) -> Value;
@@ -211,7 +212,7 @@ impl Registry {
         self.tools.iter().find(|tool| tool.name() == name).cloned()
     }
 
-    pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+    pub fn names(&self) -> impl Iterator<Item = &str> + '_ {
         self.tools.iter().map(|tool| tool.name())
     }
 

@@ -13,6 +13,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout};
 
 use crate::agent::{AgentHandle, Command, Event, TurnOutcome};
+use crate::mcp::ServerState;
 use crate::policy::ApprovalMode;
 use crate::shell::sandbox::Protections;
 
@@ -23,7 +24,7 @@ use super::keymap::Keymap;
 use super::pending::{Pending, PendingKind, Withdrawal};
 use super::review::{ReviewOutcome, ReviewQueue};
 use super::slash::{self, SlashCommand};
-use super::status::{Activity, StatusInfo, render_status};
+use super::status::{Activity, McpSummary, StatusInfo, render_status};
 use super::theme::Theme;
 use super::transcript::{NoticeKind, Transcript};
 
@@ -78,6 +79,8 @@ pub struct App {
     git: GitStatus,
     /// What protects the user from the shell, once the session has said.
     sandbox: Option<Protections>,
+    /// Each MCP server's last reported state, in the order they first reported.
+    mcp: Vec<(String, ServerState)>,
     turn_running: bool,
     interrupting: bool,
     running_tools: usize,
@@ -108,6 +111,7 @@ impl App {
             spend: Spend::default(),
             git: GitStatus::default(),
             sandbox: None,
+            mcp: Vec::new(),
             turn_running: false,
             interrupting: false,
             running_tools: 0,
@@ -154,6 +158,7 @@ impl App {
                 self.sandbox = Some(sandbox.clone());
             }
             Event::ModeChanged { mode } => self.mode = *mode,
+            Event::McpServer { server, state } => self.mcp_state(server, state),
             Event::Usage {
                 session,
                 session_cost_usd,
@@ -197,6 +202,47 @@ impl App {
             Effect::Nothing => Effect::Redraw,
             other => other,
         }
+    }
+
+    fn mcp_state(&mut self, server: &str, state: &ServerState) {
+        match self.mcp.iter_mut().find(|(name, _)| name == server) {
+            Some((_, known)) => *known = state.clone(),
+            None => self.mcp.push((server.to_string(), state.clone())),
+        }
+    }
+
+    /// `/mcp`: one line per server.
+    fn show_mcp(&mut self) {
+        if self.mcp.is_empty() {
+            self.notice(
+                "no MCP servers are configured (see `duet mcp list` and the README)",
+                NoticeKind::Info,
+            );
+            return;
+        }
+        let lines: Vec<String> = self
+            .mcp
+            .iter()
+            .map(|(server, state)| format!("mcp: {server} {state}"))
+            .collect();
+        self.notice(&lines.join("\n"), NoticeKind::Info);
+    }
+
+    fn mcp_summary(&self) -> Option<McpSummary> {
+        (!self.mcp.is_empty()).then(|| McpSummary {
+            ready: self
+                .mcp
+                .iter()
+                .filter(|(_, state)| matches!(state, ServerState::Ready { .. }))
+                .count(),
+            total: self.mcp.len(),
+            trouble: self.mcp.iter().any(|(_, state)| {
+                matches!(
+                    state,
+                    ServerState::Restarting { .. } | ServerState::Failed { .. }
+                )
+            }),
+        })
     }
 
     fn end_turn(&mut self, outcome: &TurnOutcome) {
@@ -398,6 +444,7 @@ impl App {
                     self.send(Command::Undo { scope });
                 }
             }
+            SlashCommand::Mcp => self.show_mcp(),
             SlashCommand::Quit => return Effect::Quit,
         }
         Effect::Redraw
@@ -542,6 +589,7 @@ impl App {
             dirty: self.git.dirty,
             activity: self.activity(),
             sandbox: self.sandbox.clone(),
+            mcp: self.mcp_summary(),
         }
     }
 
@@ -789,6 +837,46 @@ mod tests {
         assert_eq!(h.sent(), [Command::ClearConversation]);
         h.say("//literally");
         assert_eq!(h.sent(), [message("/literally")]);
+    }
+
+    #[test]
+    fn mcp_servers_show_in_the_status_bar_and_in_slash_mcp() {
+        let mut h = Harness::new();
+        h.say("/mcp");
+        assert!(h.screen().contains("no MCP servers are configured"));
+        for (server, state) in [
+            ("tracker", ServerState::Starting),
+            ("docs", ServerState::Starting),
+            ("tracker", ServerState::Ready { tools: 3 }),
+            (
+                "docs",
+                ServerState::Failed {
+                    reason: "cannot start `docs-mcp`".into(),
+                },
+            ),
+        ] {
+            h.event(Event::McpServer {
+                server: server.into(),
+                state,
+            });
+        }
+        assert_eq!(
+            h.app.status_info().mcp,
+            Some(McpSummary {
+                ready: 1,
+                total: 2,
+                trouble: true
+            })
+        );
+        h.say("/mcp");
+        let screen = h.screen();
+        assert!(screen.contains("mcp: tracker ready (3 tools)"), "{screen}");
+        assert!(
+            screen.contains("mcp: docs failed: cannot start `docs-mcp`"),
+            "{screen}"
+        );
+        assert!(screen.contains("mcp 1/2"), "{screen}");
+        assert_eq!(h.sent(), [], "/mcp is answered locally");
     }
 
     #[test]

@@ -20,6 +20,8 @@ pub enum SlashCommand {
     Clear,
     Diff,
     Undo(UndoScope),
+    /// The MCP servers and their states.
+    Mcp,
     Quit,
 }
 
@@ -63,6 +65,11 @@ pub const COMMANDS: &[CommandInfo] = &[
         name: "undo",
         args: "[all]",
         about: "Revert duet's last turn (all: every turn)",
+    },
+    CommandInfo {
+        name: "mcp",
+        args: "",
+        about: "Show the MCP servers and their state",
     },
     CommandInfo {
         name: "quit",
@@ -119,6 +126,7 @@ fn command(name: &str, args: &str) -> Result<SlashCommand, String> {
         "clear" => no_args(SlashCommand::Clear),
         "diff" => no_args(SlashCommand::Diff),
         "undo" => undo(args),
+        "mcp" => no_args(SlashCommand::Mcp),
         "quit" | "exit" => no_args(SlashCommand::Quit),
         unknown => {
             let guess = match closest(unknown, COMMANDS.iter().map(|info| info.name)) {

@@ -34,6 +34,17 @@ pub struct StatusInfo {
     pub activity: Activity,
     /// What confines the shell; `None` until the session has said.
     pub sandbox: Option<Protections>,
+    /// The configured MCP servers; `None` when there are none.
+    pub mcp: Option<McpSummary>,
+}
+
+/// How many MCP servers are ready, and whether any is in trouble.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct McpSummary {
+    pub ready: usize,
+    pub total: usize,
+    /// Some server is restarting or has failed.
+    pub trouble: bool,
 }
 
 /// What the agent is doing.
@@ -60,6 +71,7 @@ enum Priority {
     Tokens,
     Cost,
     Sandbox,
+    Mcp,
     Model,
     Context,
     Activity,
@@ -173,6 +185,9 @@ fn parts(info: &StatusInfo, theme: &Theme) -> Vec<Part> {
     if let Some(protections) = &info.sandbox {
         parts.push(sandbox(protections, theme));
     }
+    if let Some(summary) = info.mcp {
+        parts.push(mcp(summary, theme));
+    }
     if let Some(part) = working_tree(info.branch.as_deref(), info.dirty, theme) {
         parts.push(part);
     }
@@ -191,6 +206,21 @@ fn sandbox(protections: &Protections, theme: &Theme) -> Part {
         style,
     )
     .or_short(format!("sbx {badge}"))
+}
+
+/// `mcp 2/3`: servers ready of those configured; a server in trouble stands out.
+fn mcp(summary: McpSummary, theme: &Theme) -> Part {
+    let style = if summary.trouble {
+        theme.warning
+    } else {
+        theme.dim
+    };
+    Part::new(
+        Side::Right,
+        Priority::Mcp,
+        format!("mcp {}/{}", summary.ready, summary.total),
+        style,
+    )
 }
 
 /// Each mode has its own word and colour, so a glance tells read-only from auto.

@@ -140,6 +140,7 @@ impl TestAgent {
             compaction: duet::config::Compaction::default(),
             transcript: None,
             resume: None,
+            mcp: Vec::new(),
         };
         adjust(&mut setup);
         let (handle, events) = agent::spawn(setup).expect("agent");

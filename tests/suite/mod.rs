@@ -11,6 +11,7 @@ mod explore;
 mod faults;
 mod lint_after_write;
 mod loop_control;
+mod mcp;
 mod sandbox;
 mod scripted_server;
 mod sessions;

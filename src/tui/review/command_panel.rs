@@ -1,6 +1,7 @@
 //! The approval of one shell command: the command exactly as it would run, where it
 //! runs, which rule asks, and what the policy found (its class, each risky part, the
-//! protected paths it touches).
+//! protected paths it touches). A call of an MCP server's tool is shown the same way:
+//! the tool and its arguments exactly as they would be sent, and the server.
 //!
 //! Owns: wrapping and scrolling the command text and findings, and drawing them.
 //! Does not own: the decision (the queue sends it) or the panel frame.
@@ -26,9 +27,16 @@ pub(super) struct Risk {
     pub protected: Vec<Protection>,
 }
 
+/// What runs the command: the shell, or an MCP server.
+#[derive(Clone, Debug, PartialEq)]
+enum Subject {
+    Shell { cwd: String },
+    Tool { server: String, tool: String },
+}
+
 pub(super) struct CommandReview {
     command: String,
-    cwd: String,
+    subject: Subject,
     risk: Risk,
     scroll: usize,
     /// The rows for the width they were wrapped at.
@@ -39,15 +47,43 @@ impl CommandReview {
     pub(super) fn new(command: &str, cwd: &str, risk: Risk) -> Self {
         Self {
             command: command.to_string(),
-            cwd: cwd.to_string(),
+            subject: Subject::Shell {
+                cwd: cwd.to_string(),
+            },
             risk,
             scroll: 0,
             cache: None,
         }
     }
 
-    pub(super) fn command(&self) -> &str {
-        &self.command
+    /// A call of `tool` on MCP server `server`; duet cannot classify what it does.
+    pub(super) fn external_tool(server: &str, tool: &str, arguments: &str) -> Self {
+        Self {
+            command: format!("{tool} {arguments}"),
+            subject: Subject::Tool {
+                server: server.to_string(),
+                tool: tool.to_string(),
+            },
+            risk: Risk {
+                class: CommandClass::Unknown,
+                reasons: Vec::new(),
+                protected: Vec::new(),
+            },
+            scroll: 0,
+            cache: None,
+        }
+    }
+
+    /// What "allow for session" remembers: the exact command, or the whole tool.
+    pub(super) fn allow_key(&self) -> String {
+        match &self.subject {
+            Subject::Shell { .. } => self.command.clone(),
+            Subject::Tool { server, tool } => external_allow_key(server, tool),
+        }
+    }
+
+    pub(super) fn is_external(&self) -> bool {
+        matches!(self.subject, Subject::Tool { .. })
     }
 
     pub(super) fn class(&self) -> CommandClass {
@@ -89,18 +125,24 @@ impl CommandReview {
             self.cache = None;
         }
         let (_, rows) = self.cache.get_or_insert_with(|| {
-            let rows = layout(&self.command, &self.cwd, &self.risk, why, width, theme);
+            let rows = layout(&self.command, &self.subject, &self.risk, why, width, theme);
             (width, rows)
         });
         rows
     }
 }
 
+/// The key under which "allow for session" remembers every call of an MCP tool.
+pub(super) fn external_allow_key(server: &str, tool: &str) -> String {
+    format!("mcp {server}__{tool}")
+}
+
 /// `why`, a bullet per risky part and per protected path, a blank row, the command
-/// after `$ ` (continuations indented to match), a blank row, and the directory.
+/// after `$ ` (a tool call after `→ `; continuations indented to match), a blank row,
+/// and the directory (or the server).
 fn layout(
     command: &str,
-    cwd: &str,
+    subject: &Subject,
     risk: &Risk,
     why: &str,
     width: u16,
@@ -130,16 +172,26 @@ fn layout(
     } else {
         command_rows
     };
+    let first_lead = match subject {
+        Subject::Shell { .. } => "$ ",
+        Subject::Tool { .. } => "→ ",
+    };
     rows.extend(command_rows.into_iter().enumerate().map(|(at, row)| {
-        let lead = if at == 0 { "$ " } else { "  " };
+        let lead = if at == 0 { first_lead } else { "  " };
         Line::from(vec![
             Span::styled(lead, theme.dim),
             Span::styled(row, theme.code),
         ])
     }));
     rows.push(Line::default());
+    let place = match subject {
+        Subject::Shell { cwd } => format!("in {cwd}"),
+        Subject::Tool { server, .. } => {
+            format!("on MCP server `{server}` (duet cannot see what the tool does)")
+        }
+    };
     rows.extend(
-        wrap_text(&format!("in {cwd}"), width)
+        wrap_text(&place, width)
             .into_iter()
             .map(|row| Line::styled(row, theme.dim)),
     );

@@ -152,6 +152,18 @@ impl ReviewQueue {
                     protected: protected.clone(),
                 },
             )),
+            ApprovalView::ExternalTool { server, tool, .. }
+                if self
+                    .queue
+                    .is_allowed(&command_panel::external_allow_key(server, tool)) =>
+            {
+                return decide(call_id, Decision::Approve);
+            }
+            ApprovalView::ExternalTool {
+                server,
+                tool,
+                arguments,
+            } => Review::Command(CommandReview::external_tool(server, tool, arguments)),
             ApprovalView::Edit {
                 path,
                 before,
@@ -325,6 +337,10 @@ impl ReviewQueue {
                 format!(" Review edit · 1 of {count} "),
                 theme.heading,
             )),
+            Review::Command(command) if command.is_external() => Line::from(Span::styled(
+                format!(" Call MCP tool? · 1 of {count} "),
+                theme.heading,
+            )),
             Review::Command(command) => Line::from(vec![
                 Span::styled(" Run command? · ", theme.heading),
                 Span::styled(
@@ -461,7 +477,7 @@ fn command_action(command: &mut CommandReview, action: Action, viewport: Viewpor
         Action::RejectWithReason => {
             Step::AskReason("Why reject this command? (sent to the model)".to_string())
         }
-        Action::AllowForSession => Step::AllowForSession(command.command().to_string()),
+        Action::AllowForSession => Step::AllowForSession(command.allow_key()),
         _ => match scroll_rows(action, page) {
             Some(rows) => {
                 command.scroll_by(rows);

@@ -17,6 +17,7 @@ fn info(mode: ApprovalMode, activity: Activity) -> StatusInfo {
         dirty: 3,
         activity,
         sandbox: None,
+        mcp: None,
     }
 }
 
@@ -207,4 +208,34 @@ fn numbers_are_compact() {
     assert_eq!(dollars(0.1834), "$0.18");
     assert_eq!(dollars(0.004), "<$0.01");
     assert_eq!(dollars(0.0), "$0.00");
+}
+
+#[test]
+fn mcp_servers_show_ready_of_total_and_trouble_stands_out() {
+    let row = |summary: McpSummary| {
+        let with_mcp = StatusInfo {
+            mcp: Some(summary),
+            ..info(ApprovalMode::Ask, Activity::Idle)
+        };
+        let terminal = draw(&[with_mcp], 120, &Theme::new(true));
+        let buffer = terminal.backend().buffer().clone();
+        let text: String = (0..120).map(|x| buffer[(x, 0)].symbol()).collect();
+        let at = text.find("mcp ").expect("an mcp part");
+        let at = u16::try_from(text[..at].chars().count()).unwrap();
+        (text, buffer[(at, 0)].fg)
+    };
+    let (calm, calm_colour) = row(McpSummary {
+        ready: 2,
+        total: 2,
+        trouble: false,
+    });
+    assert!(calm.contains("mcp 2/2"), "{calm}");
+    let (troubled, troubled_colour) = row(McpSummary {
+        ready: 1,
+        total: 2,
+        trouble: true,
+    });
+    assert!(troubled.contains("mcp 1/2"), "{troubled}");
+    assert_ne!(calm_colour, troubled_colour);
+    assert_eq!(troubled_colour, Color::Yellow);
 }

@@ -47,6 +47,7 @@ use self::tool_card::ToolCard;
 use self::view::Layout;
 use crate::agent::protocol::{compaction_failed_line, retry_line};
 use crate::agent::{Event, TurnOutcome};
+use crate::mcp::ServerState;
 use crate::provider::StopReason;
 use crate::tui::action::Action;
 use crate::tui::theme::Theme;
@@ -235,6 +236,13 @@ impl Transcript {
             Event::CompactionFailed { reason } => {
                 self.push_notice(&compaction_failed_line(reason), NoticeKind::Warning);
             }
+            // The status bar counts ready servers; trouble gets a line of its own.
+            Event::McpServer { server, state } => match state {
+                ServerState::Starting | ServerState::Ready { .. } => return false,
+                ServerState::Restarting { .. } | ServerState::Failed { .. } => {
+                    self.push_notice(&format!("mcp: {server} {state}"), NoticeKind::Warning);
+                }
+            },
         }
         true
     }

@@ -1,0 +1,446 @@
+//! Tools from MCP servers, against the scripted model server and the stdio server of
+//! `examples/mcp_fixture.rs`: offered to the model once ready, a call round-trips,
+//! approval and denial by policy, a slow start that delays nothing, a crash mid-call
+//! and the restart after it, a call past its timeout, and `duet mcp list`.
+
+use std::path::{Path, PathBuf};
+
+use duet::agent::protocol::ApprovalView;
+use duet::agent::{Event, TurnOutcome};
+use duet::mcp::{McpSection, ServerConfig, ServerState};
+use duet::policy::{ApprovalMode, Decision};
+use duet::provider::{StopReason, Wire};
+use pretty_assertions::assert_eq;
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+
+use crate::common::harness::{
+    TestAgent, TestRepo, duet_command, offered_tools, run_duet, tool_results, wire_env,
+};
+use crate::common::script::Script;
+use crate::common::scripted_server::ScriptedServer;
+
+/// The fixture server, built by `cargo test` beside the test binary.
+fn fixture_binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target directory");
+    let path = dir.join("examples").join("mcp_fixture");
+    assert!(
+        path.exists(),
+        "{} is missing: build it with `cargo build --example mcp_fixture` (plain `cargo \
+         test` does)",
+        path.display()
+    );
+    path
+}
+
+/// The one server `[servers.NAME]` in `text` configures, resolved as the user's own.
+fn user_server(text: &str) -> ServerConfig {
+    let section: McpSection = toml::from_str(text).expect("server config");
+    let workspace = tempfile::tempdir().expect("temp dir");
+    let config =
+        duet::mcp::config::load(&section, Path::new("/test/config.toml"), workspace.path())
+            .expect("server config resolves");
+    config.startable().remove(0)
+}
+
+/// The `[servers.fixture]` entry for the fixture over stdio, with `extra` TOML lines.
+fn fixture_server(args: &[&str], extra: &str) -> ServerConfig {
+    user_server(&format!(
+        "[servers.fixture]\ncommand = {:?}\nargs = {:?}\n{extra}",
+        fixture_binary().display().to_string(),
+        args
+    ))
+}
+
+fn start(server: &ScriptedServer, wire: Wire, repo: &TestRepo, mcp: ServerConfig) -> TestAgent {
+    TestAgent::start_with(server, wire, repo.path(), ApprovalMode::Ask, |setup| {
+        setup.mcp = vec![mcp];
+    })
+}
+
+fn is_ready(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::McpServer {
+            state: ServerState::Ready { .. },
+            ..
+        }
+    )
+}
+
+/// Waits until the fixture is ready (it may have been reported already).
+async fn ready(agent: &mut TestAgent) {
+    if !agent.seen.iter().any(is_ready) {
+        agent.wait_for("the MCP server to be ready", is_ready).await;
+    }
+}
+
+fn finished() -> TurnOutcome {
+    TurnOutcome::Finished {
+        stop_reason: StopReason::EndTurn,
+    }
+}
+
+for_each_wire!(its_tools_are_offered_and_a_call_round_trips);
+
+async fn its_tools_are_offered_and_a_call_round_trips(wire: Wire) {
+    let server = ScriptedServer::start(Script::load("mcp_echo")).await;
+    let repo = TestRepo::with_files(&[]);
+    let mut agent = start(
+        &server,
+        wire,
+        &repo,
+        fixture_server(&[], "policy = \"allow\""),
+    );
+    ready(&mut agent).await;
+    agent.send("say hello through the server");
+    assert_eq!(agent.turn_end().await, finished());
+
+    let requests = server.requests();
+    let names = offered_tools(&requests[0]);
+    for tool in [
+        "read",
+        "shell",
+        "fixture__echo",
+        "fixture__add",
+        "fixture__crash",
+    ] {
+        assert!(
+            names.iter().any(|name| name == tool),
+            "{tool} not in {names:?}"
+        );
+    }
+    let echo = requests[0].body["tools"]
+        .as_array()
+        .and_then(|tools| {
+            tools
+                .iter()
+                .find(|t| t.to_string().contains("fixture__echo"))
+        })
+        .expect("echo offered")
+        .to_string();
+    assert!(echo.contains("from MCP server `fixture`"), "{echo}");
+    assert!(echo.contains(r#""text":{"type":"string"}"#), "{echo}");
+    let results = tool_results(&requests[1]);
+    assert_eq!(results.len(), 1);
+    assert!(!results[0].is_error, "{:?}", results[0]);
+    assert_eq!(results[0].content, "hello from mcp");
+    server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn a_server_over_streamable_http_round_trips() {
+    let mut fixture = tokio::process::Command::new(fixture_binary())
+        .arg("--http")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start the HTTP fixture");
+    let mut url = String::new();
+    BufReader::new(fixture.stdout.take().expect("stdout"))
+        .read_line(&mut url)
+        .await
+        .expect("the fixture's URL");
+    let web = user_server(&format!(
+        "[servers.web]\nurl = {:?}\npolicy = \"allow\"",
+        url.trim()
+    ));
+    let server = ScriptedServer::start(Script::load("mcp_http_echo")).await;
+    let repo = TestRepo::with_files(&[]);
+    let mut agent = start(&server, Wire::Anthropic, &repo, web);
+    ready(&mut agent).await;
+    agent.send("add over http");
+    assert_eq!(agent.turn_end().await, finished());
+    let results = tool_results(&server.requests()[1]);
+    assert!(!results[0].is_error, "{:?}", results[0]);
+    assert_eq!(results[0].content, "42");
+    server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn a_call_asks_by_default_and_a_denied_tool_is_refused_without_asking() {
+    let server = ScriptedServer::start(Script::load("mcp_ask_and_deny")).await;
+    let repo = TestRepo::with_files(&[]);
+    let mcp = fixture_server(&[], "tools = { add = \"deny\" }");
+    let mut agent = start(&server, Wire::Anthropic, &repo, mcp);
+    ready(&mut agent).await;
+    agent.send("use the server");
+
+    let (call_id, view) = agent.approval_needed().await;
+    assert_eq!(
+        view,
+        ApprovalView::ExternalTool {
+            server: "fixture".into(),
+            tool: "echo".into(),
+            arguments: r#"{"text":"asked"}"#.into(),
+        }
+    );
+    agent.decide(&call_id, Decision::Approve);
+    assert_eq!(agent.turn_end().await, finished());
+    let asked = agent
+        .seen
+        .iter()
+        .filter(|e| matches!(e, Event::ApprovalNeeded { .. }))
+        .count();
+    assert_eq!(asked, 1, "only the echo asks");
+
+    let results = tool_results(&server.requests()[1]);
+    assert_eq!(results.len(), 2);
+    assert!(!results[0].is_error, "{:?}", results[0]);
+    assert_eq!(results[0].content, "asked");
+    assert!(results[1].is_error, "{:?}", results[1]);
+    assert!(
+        results[1]
+            .content
+            .contains("configuration denies `fixture__add`"),
+        "{}",
+        results[1].content
+    );
+    server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn a_slow_server_does_not_delay_the_first_request() {
+    let server = ScriptedServer::start(Script::load("mcp_two_answers")).await;
+    let repo = TestRepo::with_files(&[]);
+    let mcp = fixture_server(&["--start-delay-ms", "1500"], "");
+    let mut agent = start(&server, Wire::Anthropic, &repo, mcp);
+    agent.send("hello");
+    assert_eq!(agent.turn_end().await, finished());
+    assert!(
+        !agent.seen.iter().any(is_ready),
+        "the first turn waited for the server: {:#?}",
+        agent.seen
+    );
+    let first = offered_tools(&server.requests()[0]);
+    assert!(first.iter().any(|name| name == "read"), "{first:?}");
+    assert!(
+        !first.iter().any(|name| name.starts_with("fixture__")),
+        "{first:?}"
+    );
+
+    ready(&mut agent).await;
+    agent.send("and now?");
+    assert_eq!(agent.turn_end().await, finished());
+    let second = offered_tools(&server.requests()[1]);
+    assert!(
+        second.iter().any(|name| name == "fixture__echo"),
+        "{second:?}"
+    );
+    server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn a_crash_mid_call_is_an_error_and_the_server_is_restarted() {
+    let server = ScriptedServer::start(Script::load("mcp_crash_then_echo")).await;
+    let repo = TestRepo::with_files(&[]);
+    let mut agent = start(
+        &server,
+        Wire::Anthropic,
+        &repo,
+        fixture_server(&[], "policy = \"allow\""),
+    );
+    ready(&mut agent).await;
+    agent.send("crash it");
+    assert_eq!(agent.turn_end().await, finished());
+    let results = tool_results(&server.requests()[1]);
+    assert!(results[0].is_error, "{:?}", results[0]);
+    assert!(
+        results[0]
+            .content
+            .contains("MCP server `fixture` stopped during the call"),
+        "{}",
+        results[0].content
+    );
+
+    // Restarting, then ready again (either may already have been reported).
+    let restarting = |e: &Event| {
+        matches!(
+            e,
+            Event::McpServer {
+                state: ServerState::Restarting { attempt: 1, .. },
+                ..
+            }
+        )
+    };
+    if !agent.seen.iter().any(restarting) {
+        agent.wait_for("the restart", restarting).await;
+    }
+    let restarted_at = agent.position("the restart", restarting);
+    if !agent.seen[restarted_at..].iter().any(is_ready) {
+        agent
+            .wait_for("the server to be ready again", is_ready)
+            .await;
+    }
+    agent.send("try again");
+    assert_eq!(agent.turn_end().await, finished());
+    let results = tool_results(&server.requests()[3]);
+    let last = results.last().expect("a result");
+    assert!(!last.is_error, "{last:?}");
+    assert_eq!(last.content, "back again");
+    server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn a_call_past_its_timeout_returns_a_clear_error() {
+    let server = ScriptedServer::start(Script::load("mcp_sleep")).await;
+    let repo = TestRepo::with_files(&[]);
+    let mcp = fixture_server(&[], "policy = \"allow\"\ntimeout_secs = 0.3");
+    let mut agent = start(&server, Wire::Anthropic, &repo, mcp);
+    ready(&mut agent).await;
+    agent.send("sleep");
+    assert_eq!(agent.turn_end().await, finished());
+    let results = tool_results(&server.requests()[1]);
+    assert!(results[0].is_error, "{:?}", results[0]);
+    assert!(
+        results[0]
+            .content
+            .contains("`fixture__sleep` did not answer within its timeout of 0.3s"),
+        "{}",
+        results[0].content
+    );
+    server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn a_server_that_cannot_start_is_reported_failed() {
+    let server = ScriptedServer::start(Script::load("mcp_two_answers")).await;
+    let repo = TestRepo::with_files(&[]);
+    let mut broken = fixture_server(&[], "");
+    broken.transport = duet::mcp::Transport::Stdio {
+        command: "/nonexistent/mcp-server".into(),
+        args: Vec::new(),
+        env: Default::default(),
+        keep_env: Vec::new(),
+    };
+    let mut agent = start(&server, Wire::Anthropic, &repo, broken);
+    let failed = agent
+        .wait_for("the failure", |e| {
+            matches!(
+                e,
+                Event::McpServer {
+                    state: ServerState::Failed { .. },
+                    ..
+                }
+            )
+        })
+        .await;
+    let Event::McpServer {
+        state: ServerState::Failed { reason },
+        ..
+    } = failed
+    else {
+        unreachable!("wait_for returned a non-matching event")
+    };
+    assert!(
+        reason.contains("cannot start `/nonexistent/mcp-server`"),
+        "{reason}"
+    );
+    agent.send("hello");
+    assert_eq!(agent.turn_end().await, finished());
+}
+
+/// A home whose user config holds `config` (TOML).
+fn home_with_config(config: &str) -> tempfile::TempDir {
+    let home = tempfile::tempdir().expect("home");
+    let config_dir = home.path().join("config").join("duet");
+    std::fs::create_dir_all(&config_dir).expect("config dir");
+    std::fs::write(config_dir.join("config.toml"), config).expect("config");
+    home
+}
+
+#[tokio::test]
+async fn exec_reports_the_server_once_and_keeps_credentials_from_it() {
+    let server = ScriptedServer::start(Script::load("mcp_exec_env")).await;
+    let repo = TestRepo::with_files(&[("notes.md", "notes\n")]);
+    let home = home_with_config(&format!(
+        "[mcp.servers.fixture]\ncommand = {:?}\npolicy = \"allow\"\nkeep_env = [\"KEPT_TOKEN\"]\n",
+        fixture_binary().display().to_string()
+    ));
+    let mut env = wire_env(&server, Wire::Anthropic);
+    env.push(("LEAKY_API_KEY", "leak".into()));
+    env.push(("KEPT_TOKEN", "kept".into()));
+    let mut command = duet_command(repo.path(), home.path(), &env, &["exec", "look around"]);
+    command.stdout(std::process::Stdio::piped());
+    let mut child = command.spawn().expect("spawn duet");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    // The first model call is held until the server is ready, so the second one
+    // offers its tools.
+    let mut printed = String::new();
+    while !printed.contains("mcp: fixture ready") {
+        let read = stdout.read_line(&mut printed).await.expect("read stdout");
+        assert!(
+            read > 0,
+            "duet ended before the server was ready:\n{printed}"
+        );
+    }
+    server.release("ready");
+    stdout
+        .read_to_string(&mut printed)
+        .await
+        .expect("read stdout");
+    assert!(
+        child.wait().await.expect("duet exits").success(),
+        "{printed}"
+    );
+
+    assert_eq!(printed.matches("mcp: fixture").count(), 1, "{printed}");
+    assert!(
+        printed.contains("mcp: fixture ready (7 tools)"),
+        "{printed}"
+    );
+    let results = tool_results(&server.requests()[2]);
+    let values: Vec<&str> = results.iter().map(|r| r.content.as_str()).collect();
+    assert_eq!(values, ["notes.md", "(unset)", "kept"]);
+    server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn mcp_list_shows_each_server_its_source_and_its_tools() {
+    let repo = TestRepo::with_files(&[(
+        ".mcp.json",
+        r#"{"mcpServers": {"project": {"command": "/nonexistent/never-run"}}}"#,
+    )]);
+    let home = home_with_config(&format!(
+        "[mcp.servers.fixture]\ncommand = {:?}\ntools = {{ add = \"deny\" }}\n",
+        fixture_binary().display().to_string()
+    ));
+    let no_env: [(&str, &str); 0] = [];
+    let output = run_duet(repo.path(), home.path(), &no_env, &["mcp", "list"]).await;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("fixture  (user config: "), "{stdout}");
+    assert!(stdout.contains("ready: 7 tool(s)"), "{stdout}");
+    assert!(stdout.contains("fixture__add  [deny]"), "{stdout}");
+    assert!(stdout.contains("fixture__echo  [ask]"), "{stdout}");
+    assert!(stdout.contains("project  (project: "), "{stdout}");
+    assert!(
+        stdout.contains("not started: project servers are off"),
+        "{stdout}"
+    );
+}
+
+#[tokio::test]
+async fn a_bad_server_entry_stops_duet_with_a_clear_configuration_error() {
+    let repo = TestRepo::with_files(&[]);
+    let home = home_with_config(
+        "[mcp.servers.both]\ncommand = \"both-mcp\"\nurl = \"http://localhost:1/mcp\"\n",
+    );
+    let env = [("ANTHROPIC_API_KEY", "test-key")];
+    let output = run_duet(repo.path(), home.path(), &env, &["exec", "hello"]).await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("config.toml: MCP server `both`: set `command` or `url`, not both"),
+        "{stderr}"
+    );
+}
