@@ -10,7 +10,10 @@
 
 mod budget;
 mod context;
+pub mod init;
+mod lenient;
 mod models;
+pub mod probe;
 
 use std::num::NonZeroU64;
 use std::path::{Path, PathBuf};
@@ -20,6 +23,7 @@ use serde::Deserialize;
 
 pub use budget::{Budget, BudgetSection, DEFAULT_MAX_STEPS};
 pub use context::{Compaction, ContextSection, DEFAULT_COMPACT_AT, DEFAULT_KEEP_RECENT_STEPS};
+pub use lenient::{Loaded, load_file_lenient, parse_file_lenient};
 pub use models::{ModelEntry, ModelInfo, ModelTable, Prices};
 
 use crate::lint::LintConfig;
