@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 
-use duet::config::{self, Flags, Paths, Settings};
+use duet::config::{self, Flags, Paths, Settings, probe};
 use duet::exec;
 use duet::policy::ApprovalMode;
 use duet::provider::{self, Wire};
@@ -106,12 +106,31 @@ enum Subcmd {
         #[command(subcommand)]
         command: McpCommand,
     },
+    /// Write or locate duet's config file.
+    Config {
+        #[command(subcommand)]
+        action: ConfigAction,
+    },
+    /// Print a shell completion script, e.g. `duet completions bash > ~/.local/share/bash-completion/completions/duet`.
+    Completions {
+        /// The shell to complete in.
+        shell: clap_complete::Shell,
+    },
 }
 
 #[derive(Subcommand, Debug)]
 enum McpCommand {
     /// Show the configured servers, connect to each, and list their tools.
     List,
+}
+
+#[derive(Subcommand, Debug)]
+enum ConfigAction {
+    /// Write a commented config.toml with every setting at its default (never
+    /// overwrites an existing file).
+    Init,
+    /// Print where the config, state, logs and sessions live.
+    Path,
 }
 
 /// `duet __sandbox ...`, the shell's sandbox launcher: not a listed subcommand, and
@@ -164,6 +183,12 @@ fn main() -> ExitCode {
         Some(Subcmd::Mcp {
             command: McpCommand::List,
         }) => finish(mcp_list::run(&paths, &workspace)),
+        Some(Subcmd::Config { action }) => run_config(action, &paths),
+        Some(Subcmd::Completions { shell }) => {
+            let mut command = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(*shell, &mut command, "duet", &mut std::io::stdout());
+            ExitCode::SUCCESS
+        }
         Some(Subcmd::Exec {
             task,
             json,
@@ -180,14 +205,19 @@ fn main() -> ExitCode {
                 }
                 None => task.clone(),
             };
+            let mut problems = Vec::new();
             let prepared = exec_task(task, resume).and_then(|(task, resume)| {
-                let settings = resolve_settings(&cli, &paths, &workspace)?;
+                let settings = resolve_settings(&cli, &paths, &workspace, &mut problems);
+                for problem in &problems {
+                    eprintln!("duet: {problem}");
+                }
+                let settings = settings?;
                 let session = open_session(&paths, &workspace, &settings, resume)?;
                 Ok((task, settings, session))
             });
             let (task, settings, session) = match prepared {
                 Ok(prepared) => prepared,
-                Err(error) => return usage_error(&error),
+                Err(error) => return setup_error(&error),
             };
             let format = if *json {
                 exec::Format::Jsonl
@@ -223,16 +253,39 @@ fn main() -> ExitCode {
                 );
                 return ExitCode::from(2);
             }
-            let prepared = resolve_settings(&cli, &paths, &workspace).and_then(|settings| {
+            let mut problems = Vec::new();
+            let resolved = match resolve_settings(&cli, &paths, &workspace, &mut problems) {
+                Err(error) if not_configured(&error).is_some() => {
+                    match pick_local_model(&paths) {
+                        Ok(true) => {
+                            problems.clear();
+                            resolve_settings(&cli, &paths, &workspace, &mut problems)
+                        }
+                        // The user left the setup view: the same guidance, as text.
+                        Ok(false) => Err(error),
+                        Err(failure) => return finish(Err(failure)),
+                    }
+                }
+                resolved => resolved,
+            };
+            let prepared = resolved.and_then(|settings| {
                 let resume = Resume::from_flag(cli.resume.clone());
                 let session = open_session(&paths, &workspace, &settings, resume)?;
                 Ok((settings, session))
             });
             let (settings, session) = match prepared {
                 Ok(prepared) => prepared,
-                Err(error) => return usage_error(&error),
+                Err(error) => {
+                    for problem in &problems {
+                        eprintln!("duet: {problem}");
+                    }
+                    return setup_error(&error);
+                }
             };
-            finish(run_tui(&cli, settings, &paths, workspace, session).map(|()| ExitCode::SUCCESS))
+            finish(
+                run_tui(&cli, settings, problems, &paths, workspace, session)
+                    .map(|()| ExitCode::SUCCESS),
+            )
         }
     }
 }
@@ -252,6 +305,66 @@ fn run_launcher(args: &LauncherArgs) -> ExitCode {
 fn usage_error(error: &anyhow::Error) -> ExitCode {
     eprintln!("duet: {error:#}");
     ExitCode::from(2)
+}
+
+/// Like [`usage_error`], but with no model configured the guidance also lists the
+/// model servers found running on this machine.
+fn setup_error(error: &anyhow::Error) -> ExitCode {
+    let Some(config_file) = not_configured(error) else {
+        return usage_error(error);
+    };
+    let found = runtime().map(|runtime| {
+        runtime.block_on(probe::probe_all(
+            probe::LocalServer::defaults(),
+            probe::PROBE_DEADLINE,
+        ))
+    });
+    eprintln!(
+        "duet: {}",
+        config::init::nothing_configured(config_file, &found.unwrap_or_default())
+    );
+    ExitCode::from(2)
+}
+
+/// The config file to write when `error` says no model is configured.
+fn not_configured(error: &anyhow::Error) -> Option<&Path> {
+    match error.downcast_ref() {
+        Some(config::ConfigError::NotConfigured { config_file }) => Some(config_file),
+        _ => None,
+    }
+}
+
+/// The setup view: probes for local model servers and saves the model the user picks.
+/// False when the user left without picking.
+fn pick_local_model(paths: &Paths) -> anyhow::Result<bool> {
+    let chosen = runtime()?.block_on(duet::tui::setup::run(
+        color_allowed(),
+        paths.config_file.clone(),
+        probe::LocalServer::defaults(),
+    ))?;
+    let Some(choice) = chosen else {
+        return Ok(false);
+    };
+    config::init::save_choice(&paths.config_file, &choice)?;
+    Ok(true)
+}
+
+/// `duet config init|path`.
+fn run_config(action: &ConfigAction, paths: &Paths) -> ExitCode {
+    match action {
+        ConfigAction::Init => match config::init::write_template(&paths.config_file) {
+            Ok(()) => {
+                println!("wrote {}", paths.config_file.display());
+                ExitCode::SUCCESS
+            }
+            Err(error) => usage_error(&error.into()),
+        },
+        ConfigAction::Path => {
+            let keymap = [("keymap", Keymap::user_file(paths))];
+            print!("{}", config::init::locations(paths, &keymap));
+            ExitCode::SUCCESS
+        }
+    }
 }
 
 fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
@@ -277,12 +390,28 @@ fn locate(cli: &Cli) -> anyhow::Result<(Paths, PathBuf)> {
     Ok((paths, workspace))
 }
 
-/// Resolves the settings for a session in `workspace`; every failure here is the
-/// user's to fix, so each says how.
-fn resolve_settings(cli: &Cli, paths: &Paths, workspace: &Path) -> anyhow::Result<Settings> {
-    let file = config::load_file(&paths.config_file)?;
-    let mut settings =
-        config::resolve(&file, &|name| std::env::var(name).ok(), &flags(cli), paths)?;
+/// Resolves the settings for a session in `workspace`, adding to `problems` the
+/// settings of the config file that were ignored (unknown, or bad values). Every
+/// failure here is the user's to fix, so each says how.
+fn resolve_settings(
+    cli: &Cli,
+    paths: &Paths,
+    workspace: &Path,
+    problems: &mut Vec<String>,
+) -> anyhow::Result<Settings> {
+    let loaded = config::load_file_lenient(&paths.config_file)?;
+    problems.extend(
+        loaded
+            .problems
+            .iter()
+            .map(|problem| format!("{problem} (ignored: the default applies)")),
+    );
+    let mut settings = config::resolve(
+        &loaded.config,
+        &|name| std::env::var(name).ok(),
+        &flags(cli),
+        paths,
+    )?;
     // Unless the user allowed project servers, the project's files are not even read:
     // a file written for another tool cannot keep duet from starting.
     if settings.mcp.project_servers {
@@ -492,6 +621,7 @@ fn start_agent(
 fn run_tui(
     cli: &Cli,
     settings: Settings,
+    config_problems: Vec<String>,
     paths: &Paths,
     workspace: PathBuf,
     session: SessionPlan,
@@ -508,6 +638,7 @@ fn run_tui(
             color: color_allowed(),
             keymap,
             keymap_errors: errors.iter().map(ToString::to_string).collect(),
+            config_problems,
             workspace,
             model,
         };

@@ -1,10 +1,13 @@
 //! Writing the user's config file and saying where duet keeps its files: `duet config
-//! init`, `duet config path`, and the guidance shown when no model is configured.
+//! init`, `duet config path`, the model picked in the setup view, and the guidance
+//! shown when no model is configured.
 //!
 //! Owns: the commented template (`assets/config.toml`), the refusal to overwrite an
-//! existing file, and the text listing local servers found by [`super::probe`].
+//! existing file, saving a picked model, and the text listing local servers found by
+//! [`super::probe`].
 //! Does not own: reading the file (`super`), or probing (`super::probe`).
-//! Invariant: an existing config file is never replaced.
+//! Invariant: an existing config file is never replaced by the template, and saving a
+//! pick keeps everything else in the file (comments included).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -48,6 +51,68 @@ pub fn write_template(path: &Path) -> Result<(), InitError> {
             _ => failed(error),
         })?;
     file.write_all(TEMPLATE.as_bytes()).map_err(failed)
+}
+
+/// A local model picked in the setup view.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LocalChoice {
+    /// The OpenAI-compatible base URL of the server.
+    pub base_url: String,
+    pub model: String,
+}
+
+/// The top-level keys a [`LocalChoice`] sets.
+const CHOICE_KEYS: [&str; 3] = ["provider", "model", "base_url"];
+
+/// Saves `choice` in the config file at `path`: the provider, model and base URL go at
+/// the top, earlier top-level settings of those keys are commented out, and the rest of
+/// the file stays as it is.
+pub fn save_choice(path: &Path, choice: &LocalChoice) -> Result<(), InitError> {
+    let failed = |source| InitError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let existing = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(error) => return Err(failed(error)),
+    };
+    let text = with_choice(&existing, choice);
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(failed)?;
+    // Written beside the file and renamed over it, so a failure leaves the old file.
+    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(failed)?;
+    file.write_all(text.as_bytes()).map_err(failed)?;
+    file.persist(path).map_err(|error| failed(error.error))?;
+    Ok(())
+}
+
+/// `existing` with `choice` set at the top.
+fn with_choice(existing: &str, choice: &LocalChoice) -> String {
+    let quoted = |value: &str| toml::Value::String(value.to_string()).to_string();
+    let mut text = format!(
+        "# Picked in duet's setup view.\nprovider = {}\nmodel = {}\nbase_url = {}\n",
+        quoted(crate::provider::Wire::OpenAiChat.as_str()),
+        quoted(&choice.model),
+        quoted(&choice.base_url),
+    );
+    let mut top_level = true;
+    for line in existing.lines() {
+        let trimmed = line.trim_start();
+        top_level &= !trimmed.starts_with('[');
+        let replaced = top_level
+            && CHOICE_KEYS.iter().any(|key| {
+                trimmed
+                    .strip_prefix(key)
+                    .is_some_and(|rest| rest.trim_start().starts_with('='))
+            });
+        if replaced {
+            text.push_str("# (replaced by the setup view) ");
+        }
+        text.push_str(line);
+        text.push('\n');
+    }
+    text
 }
 
 /// `duet config path`: one line per kind of file, `extra` (e.g. the keymap) after the
@@ -97,6 +162,8 @@ fn found_line(found: &FoundServer) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
     use pretty_assertions::assert_eq;
 
     use super::*;
@@ -116,6 +183,119 @@ mod tests {
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
             "model = \"mine\"\n"
+        );
+    }
+
+    #[test]
+    fn a_saved_choice_replaces_the_model_settings_and_keeps_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        let choice = LocalChoice {
+            base_url: "http://127.0.0.1:11434/v1".into(),
+            model: "qwen2.5-coder".into(),
+        };
+        save_choice(&path, &choice).unwrap();
+        let fresh = crate::config::load_file(&path).unwrap();
+        assert_eq!(fresh.model.as_deref(), Some("qwen2.5-coder"));
+
+        std::fs::write(
+            &path,
+            "# mine\nmodel = \"old\"\napproval = \"auto\"\n[models.\"x\"]\ncontext_window = 1\n",
+        )
+        .unwrap();
+        save_choice(&path, &choice).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.contains("# mine\n# (replaced by the setup view) model = \"old\"\n"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("[models.\"x\"]\ncontext_window = 1\n"),
+            "{text}"
+        );
+        // Keys of the same names inside tables are not the model settings.
+        let nested = with_choice("[t]\nmodel = 1\n", &choice);
+        assert!(nested.ends_with("\n[t]\nmodel = 1\n"), "{nested}");
+        let config = crate::config::load_file(&path).unwrap();
+        assert_eq!(config.provider, Some(crate::provider::Wire::OpenAiChat));
+        assert_eq!(config.model.as_deref(), Some("qwen2.5-coder"));
+        assert_eq!(
+            config.base_url.as_deref(),
+            Some("http://127.0.0.1:11434/v1")
+        );
+        assert_eq!(config.approval, Some(crate::policy::ApprovalMode::Auto));
+    }
+
+    /// The keys `FileConfig` accepts at the top level (`table` empty) or in `table`,
+    /// from serde's own list in its unknown-field error.
+    fn accepted_keys(table: &str) -> BTreeSet<String> {
+        let header = if table.is_empty() {
+            String::new()
+        } else {
+            format!("[{table}]\n")
+        };
+        let text = format!("{header}not_a_setting = 0\n");
+        let error = crate::config::parse_file(Path::new("c.toml"), &text)
+            .unwrap_err()
+            .to_string();
+        let (_, expected) = error.split_once("expected").unwrap();
+        expected
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .map(String::from)
+            .collect()
+    }
+
+    /// The template with its commented-out settings and table headers put back.
+    fn uncommented_template() -> toml::Table {
+        let setting = |line: &str| {
+            let name: String = line
+                .chars()
+                .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                .collect();
+            line.starts_with('[') || (!name.is_empty() && line[name.len()..].starts_with(" = "))
+        };
+        let text: String = TEMPLATE
+            .lines()
+            .map(|line| match line.strip_prefix("# ") {
+                Some(rest) if setting(rest) => format!("{rest}\n"),
+                _ => format!("{line}\n"),
+            })
+            .collect();
+        crate::config::parse_file(Path::new("template"), &text).unwrap();
+        text.parse().unwrap()
+    }
+
+    fn keys(table: &toml::Table) -> BTreeSet<String> {
+        table.keys().cloned().collect()
+    }
+
+    #[test]
+    fn the_template_documents_every_setting_the_config_accepts() {
+        let documented = uncommented_template();
+        assert_eq!(keys(&documented), accepted_keys(""));
+        for (name, value) in &documented {
+            let Some(section) = value.as_table() else {
+                continue;
+            };
+            if name == "models" {
+                for (model, entry) in section {
+                    let entry = entry.as_table().unwrap();
+                    assert_eq!(keys(entry), accepted_keys(&format!("models.\"{model}\"")));
+                }
+            } else {
+                assert_eq!(keys(section), accepted_keys(name), "[{name}]");
+            }
+        }
+    }
+
+    #[test]
+    fn the_readme_config_reference_is_the_template() {
+        let readme = include_str!("../../README.md");
+        assert!(
+            readme.contains(&format!("```toml\n{TEMPLATE}```\n")),
+            "README.md's config reference differs from assets/config.toml"
         );
     }
 

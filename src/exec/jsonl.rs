@@ -1,14 +1,38 @@
+//! `duet exec --json`: one JSON object per event, one per line, as the agent emits
+//! them, each stamped with the schema version.
+//!
+//! Owns: the line format and [`SCHEMA_VERSION`]. Does not own: the events themselves
+//! ([`crate::agent::protocol`]).
+//! Invariant: every line is one object with `schema_version` and `type`.
+
 use std::io::Write;
+
+use serde::Serialize;
 
 use super::Printer;
 use crate::agent::Event;
 
-/// One JSON object per event, one per line, exactly as the agent emits them.
+/// The version of the `--json` line format; raised when a field or event type changes
+/// meaning or goes away (new event types and fields keep it).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One line: the event's own fields beside the version.
+#[derive(Serialize)]
+struct Line<'a> {
+    schema_version: u32,
+    #[serde(flatten)]
+    event: &'a Event,
+}
+
 pub(super) struct JsonlPrinter;
 
 impl Printer for JsonlPrinter {
     fn print(&mut self, event: &Event, out: &mut dyn Write) -> std::io::Result<()> {
-        serde_json::to_writer(&mut *out, event)?;
+        let line = Line {
+            schema_version: SCHEMA_VERSION,
+            event,
+        };
+        serde_json::to_writer(&mut *out, &line)?;
         out.write_all(b"\n")
     }
 }
@@ -16,6 +40,54 @@ impl Printer for JsonlPrinter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::TurnOutcome;
+    use crate::provider::StopReason;
+
+    fn printed(event: &Event) -> serde_json::Value {
+        let mut out = Vec::new();
+        JsonlPrinter.print(event, &mut out).unwrap();
+        serde_json::from_slice(&out).unwrap()
+    }
+
+    #[test]
+    fn the_readme_examples_are_what_duet_prints() {
+        let readme = include_str!("../../README.md");
+        let (_, block) = readme.split_once("```jsonl\n").unwrap();
+        let (block, _) = block.split_once("```").unwrap();
+        let documented: Vec<serde_json::Value> = block
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        let call_id = || "c1".to_string();
+        let events = [
+            Event::UserMessageDelivered {
+                text: "what does calc.py do?".into(),
+            },
+            Event::StepStarted { step: 1 },
+            Event::TextDelta {
+                text: "Let me read it.".into(),
+            },
+            Event::ToolCallReady {
+                call_id: call_id(),
+                name: "read".into(),
+                arguments: r#"{"path":"calc.py"}"#.into(),
+            },
+            Event::ToolRunBegin { call_id: call_id() },
+            Event::ToolRunEnd {
+                call_id: call_id(),
+                is_error: false,
+                summary: "read calc.py (2 lines)".into(),
+                output: "1\tdef add(a, b):\n2\t    return a + b\n".into(),
+            },
+            Event::TurnEnd {
+                outcome: TurnOutcome::Finished {
+                    stop_reason: StopReason::EndTurn,
+                },
+            },
+        ];
+        let printed: Vec<_> = events.iter().map(printed).collect();
+        assert_eq!(documented, printed);
+    }
 
     #[test]
     fn each_event_is_one_line_of_tagged_json() {
@@ -44,11 +116,11 @@ mod tests {
             .collect();
         assert_eq!(
             lines[0],
-            serde_json::json!({"type": "text_delta", "text": "a\nb"})
+            serde_json::json!({"schema_version": 1, "type": "text_delta", "text": "a\nb"})
         );
         assert_eq!(
             lines[1],
-            serde_json::json!({"type": "tool_run_begin", "call_id": "c1"})
+            serde_json::json!({"schema_version": 1, "type": "tool_run_begin", "call_id": "c1"})
         );
     }
 }

@@ -28,6 +28,8 @@ pub struct TuiOptions {
     pub keymap: Keymap,
     /// Problems found loading the user's keymap, shown once at start.
     pub keymap_errors: Vec<String>,
+    /// Settings of the config file that were ignored, shown once at start.
+    pub config_problems: Vec<String>,
     pub workspace: PathBuf,
     pub model: String,
 }
@@ -54,7 +56,7 @@ pub async fn run(
     );
     let inline = options.screen.inline_rows.is_some();
     app.set_inline(inline);
-    for error in &options.keymap_errors {
+    for error in options.keymap_errors.iter().chain(&options.config_problems) {
         app.notice(error, NoticeKind::Error);
     }
     let (background_tx, mut background) = mpsc::unbounded_channel();

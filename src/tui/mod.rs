@@ -17,6 +17,7 @@ pub mod help;
 pub mod keymap;
 pub mod pending;
 pub mod review;
+pub mod setup;
 pub mod slash;
 pub mod status;
 pub mod terminal;

@@ -9,6 +9,7 @@ mod exec_cli;
 mod exec_done;
 mod explore;
 mod faults;
+mod first_run;
 mod lint_after_write;
 mod loop_control;
 mod mcp;
