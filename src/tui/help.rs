@@ -233,6 +233,23 @@ fn entry_lines(
     }
 }
 
+/// The same help as markdown tables, one per context and one for slash commands: the
+/// key reference in README.md.
+pub fn markdown(keymap: &Keymap) -> String {
+    let cell = |text: &str| text.replace('|', "\\|");
+    sections(keymap)
+        .iter()
+        .map(|(heading, entries)| {
+            let rows: String = entries
+                .iter()
+                .map(|entry| format!("| {} | {} |\n", cell(&entry.keys), cell(&entry.description)))
+                .collect();
+            format!("**{heading}**\n\n| Keys | Does |\n| --- | --- |\n{rows}")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 #[cfg(test)]
 mod tests {
     use pretty_assertions::assert_eq;
@@ -332,6 +349,18 @@ mod tests {
         let total = layout(&sections(&keymap), 78, &Theme::new(true)).len();
         assert_eq!(overlay.scroll, total - 22);
         assert!(!overlay.handle(Action::Submit));
+    }
+
+    #[test]
+    fn the_readme_key_reference_is_generated_from_the_keymap() {
+        let readme = include_str!("../../README.md");
+        let generated = markdown(&Keymap::defaults());
+        let block =
+            format!("<!-- keymap: generated from keymap.toml -->\n{generated}<!-- keymap end -->");
+        assert!(
+            readme.contains(&block),
+            "README.md's key reference differs from keymap.toml; it should read:\n{block}"
+        );
     }
 
     #[test]
