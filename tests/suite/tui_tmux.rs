@@ -150,7 +150,17 @@ fn duet_command_with(
     flags: &str,
     extra_env: &[(&str, String)],
 ) -> String {
-    let mut env = vec![
+    let env: Vec<(&str, String)> = wire_env(server, Wire::Anthropic)
+        .into_iter()
+        .chain(extra_env.iter().cloned())
+        .collect();
+    isolated_duet_command(home, flags, &env)
+}
+
+/// A shell command line that runs `duet` with a private HOME and config, a terminal,
+/// PATH, and `env`.
+fn isolated_duet_command(home: &Path, flags: &str, env: &[(&str, String)]) -> String {
+    let mut all_env = vec![
         ("HOME".to_string(), home.display().to_string()),
         (
             "XDG_CONFIG_HOME".into(),
@@ -163,13 +173,8 @@ fn duet_command_with(
         ("TERM".into(), "xterm-256color".into()),
         ("PATH".into(), std::env::var("PATH").unwrap_or_default()),
     ];
-    env.extend(
-        wire_env(server, Wire::Anthropic)
-            .into_iter()
-            .chain(extra_env.iter().cloned())
-            .map(|(k, v)| (k.to_string(), v)),
-    );
-    let assignments: Vec<String> = env
+    all_env.extend(env.iter().map(|(k, v)| (k.to_string(), v.clone())));
+    let assignments: Vec<String> = all_env
         .iter()
         .map(|(k, v)| format!("{k}={}", shell_quote(v)))
         .collect();
@@ -355,4 +360,28 @@ async fn what_the_user_saves_in_their_editor_becomes_the_change() {
     tmux.keys(&["C-c"]);
     tmux.keys(&["C-c"]);
     server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn with_nothing_configured_the_setup_view_opens_and_leaving_it_shows_the_guidance() {
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let home = tempfile::tempdir().unwrap();
+    // The pane stays open after duet exits, so its last words can be read.
+    let command = format!(
+        "{}; echo \"exit status $?\"; sleep 60",
+        isolated_duet_command(home.path(), "", &[])
+    );
+    let Some(tmux) = Tmux::start(&command, repo.path()) else {
+        return;
+    };
+    let screen = tmux.wait_for_screen("Hosted models: set a key").await;
+    assert!(screen.contains("duet needs a model to talk to"), "{screen}");
+    assert!(screen.contains("ANTHROPIC_API_KEY"), "{screen}");
+    tmux.keys(&["q"]);
+    let screen = tmux.wait_for_screen("exit status 2").await;
+    assert!(screen.contains("OPENAI_BASE_URL"), "{screen}");
+    assert!(
+        !home.path().join("config/duet/config.toml").exists(),
+        "leaving without a pick writes nothing"
+    );
 }
