@@ -284,8 +284,19 @@ mod tests {
                     let entry = entry.as_table().unwrap();
                     assert_eq!(keys(entry), accepted_keys(&format!("models.\"{model}\"")));
                 }
-            } else {
-                assert_eq!(keys(section), accepted_keys(name), "[{name}]");
+                continue;
+            }
+            assert_eq!(keys(section), accepted_keys(name), "[{name}]");
+            // Named entries (`[mcp.servers.NAME]`) are checked like the models'.
+            for (table, entries) in section {
+                for (entry_name, entry) in entries.as_table().into_iter().flatten() {
+                    let header = format!("{name}.{table}.{entry_name}");
+                    assert_eq!(
+                        keys(entry.as_table().unwrap()),
+                        accepted_keys(&header),
+                        "[{header}]"
+                    );
+                }
             }
         }
     }
