@@ -12,7 +12,9 @@
 use std::io;
 use std::path::PathBuf;
 
-use crossterm::event::{Event as TermEvent, EventStream, KeyCode, KeyEvent, KeyEventKind};
+use crossterm::event::{
+    Event as TermEvent, EventStream, KeyCode, KeyEvent, KeyEventKind, KeyModifiers,
+};
 use futures::{Stream, StreamExt};
 use ratatui::Frame;
 use ratatui::text::{Line, Span};
@@ -46,8 +48,8 @@ pub enum SetupStep {
 #[derive(Debug)]
 pub struct SetupView {
     config_file: PathBuf,
-    /// The ports looked at, for the "nothing found" line.
-    ports: String,
+    /// The servers looked for, for the "nothing found" line.
+    looked_for: String,
     picks: Vec<Pick>,
     /// Servers that answered but serve no model.
     idle: Vec<LocalServer>,
@@ -58,14 +60,14 @@ pub struct SetupView {
 
 impl SetupView {
     pub fn new(config_file: PathBuf, servers: &[LocalServer]) -> Self {
-        let ports = servers
+        let looked_for = servers
             .iter()
             .map(|server| format!("{} {}", server.name, server.base_url))
             .collect::<Vec<_>>()
             .join(", ");
         Self {
             config_file,
-            ports,
+            looked_for,
             picks: Vec::new(),
             idle: Vec::new(),
             selected: 0,
@@ -120,13 +122,7 @@ impl SetupView {
         }
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') => SetupStep::Quit,
-            KeyCode::Char('c')
-                if key
-                    .modifiers
-                    .contains(crossterm::event::KeyModifiers::CONTROL) =>
-            {
-                SetupStep::Quit
-            }
+            KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => SetupStep::Quit,
             KeyCode::Up | KeyCode::Char('k') => self.move_selection(-1),
             KeyCode::Down | KeyCode::Char('j') => self.move_selection(1),
             KeyCode::Enter if !self.picks.is_empty() => {
@@ -214,7 +210,7 @@ impl SetupView {
             ));
         } else if self.picks.is_empty() && self.idle.is_empty() {
             lines.push(Line::styled(
-                format!("  none found (looked for {})", self.ports),
+                format!("  none found (looked for {})", self.looked_for),
                 theme.dim,
             ));
         }
@@ -301,7 +297,6 @@ async fn drive(
 mod tests {
     use std::time::Duration;
 
-    use crossterm::event::KeyModifiers;
     use pretty_assertions::assert_eq;
     use ratatui::Terminal;
     use ratatui::backend::TestBackend;
