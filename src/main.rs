@@ -111,7 +111,9 @@ enum Subcmd {
         #[command(subcommand)]
         action: ConfigAction,
     },
-    /// Print a shell completion script, e.g. `duet completions bash > ~/.local/share/bash-completion/completions/duet`.
+    /// Print a shell completion script: bash, zsh or fish.
+    ///
+    /// For example: `duet completions bash > ~/.local/share/bash-completion/completions/duet`.
     Completions {
         /// The shell to complete in.
         shell: clap_complete::Shell,
