@@ -6,7 +6,7 @@ use duet::provider::Wire;
 use pretty_assertions::assert_eq;
 
 use crate::common::harness::{TestRepo, run_duet, tool_results, wire_env};
-use crate::common::script::Script;
+use crate::common::script::{LoadScript, Script};
 use crate::common::scripted_server::ScriptedServer;
 
 const CALC: &str = "def add(a, b):\n    return a + b\n";

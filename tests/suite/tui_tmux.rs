@@ -12,7 +12,7 @@ use duet::provider::Wire;
 use crate::common::harness::{
     TestRepo, all_text, duet_binary, last_user_text, run_duet, tool_results, wire_env,
 };
-use crate::common::script::Script;
+use crate::common::script::{LoadScript, Script};
 use crate::common::scripted_server::ScriptedServer;
 
 const SCREEN_WAIT: Duration = Duration::from_secs(20);
