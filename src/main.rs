@@ -2,12 +2,15 @@
 //! it to a front end. Errors become one clear message and exit status 2 (usage or
 //! configuration) or 1 (anything else).
 
+mod demo;
 mod doctor;
 mod mcp_list;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -15,7 +18,9 @@ use clap::{Parser, Subcommand};
 use duet::config::{self, Flags, Paths, Settings, probe};
 use duet::exec;
 use duet::policy::ApprovalMode;
-use duet::provider::{self, Wire};
+use duet::provider::replay::ReplayClient;
+use duet::provider::replay::script::Script;
+use duet::provider::{self, ModelClient, Wire};
 use duet::session::{self, Header, Record, Session, SessionWriter};
 use duet::shell::sandbox::launcher::{self, LauncherArgs};
 use duet::tui::keymap::Keymap;
@@ -23,6 +28,8 @@ use duet::tui::terminal::Screen;
 
 /// Rows of the live area in `--inline` mode.
 const INLINE_ROWS: u16 = 12;
+/// The base URL a replayed model's settings carry; nothing connects to it.
+const REPLAY_BASE_URL: &str = "replay:";
 
 #[derive(Parser, Debug)]
 #[command(name = "duet", version, about = "A terminal pair-programming agent")]
@@ -66,6 +73,10 @@ struct Cli {
     /// `duet sessions`).
     #[arg(long, value_name = "ID", num_args = 0..=1)]
     resume: Option<Option<String>>,
+    /// Replay a recorded or scripted session as the model (no key, no network): the
+    /// model's turns come from FILE, in order (the test suite's script format).
+    #[arg(long, global = true, value_name = "FILE")]
+    replay: Option<PathBuf>,
     #[command(subcommand)]
     command: Option<Subcmd>,
 }
@@ -101,6 +112,13 @@ enum Subcmd {
     /// Run a set of cases with `duet exec --done`, each in a copy of its repository,
     /// and score them (one JSON object per line in CASES.jsonl).
     Eval(duet::eval::EvalArgs),
+    /// See duet work without a key or network: a replayed model in a throwaway copy of
+    /// a sample project, with the real tools, approvals and terminal UI.
+    Demo {
+        /// Milliseconds between two streamed pieces of the model's output.
+        #[arg(long, value_name = "MS", default_value_t = demo::DEFAULT_DELAY_MS)]
+        delay_ms: u64,
+    },
     /// MCP servers: the tools they offer the model.
     Mcp {
         #[command(subcommand)]
@@ -191,6 +209,7 @@ fn main() -> ExitCode {
             clap_complete::generate(*shell, &mut command, "duet", &mut std::io::stdout());
             ExitCode::SUCCESS
         }
+        Some(Subcmd::Demo { delay_ms }) => run_demo(&cli, &paths, *delay_ms),
         Some(Subcmd::Exec {
             task,
             json,
@@ -214,10 +233,11 @@ fn main() -> ExitCode {
                     eprintln!("duet: {problem}");
                 }
                 let settings = settings?;
+                let client = model_client(&cli, &settings)?;
                 let session = open_session(&paths, &workspace, &settings, resume)?;
-                Ok((task, settings, session))
+                Ok((task, settings, client, session))
             });
-            let (task, settings, session) = match prepared {
+            let (task, settings, client, session) = match prepared {
                 Ok(prepared) => prepared,
                 Err(error) => return setup_error(&error),
             };
@@ -237,12 +257,12 @@ fn main() -> ExitCode {
             };
             if let Some(options) = done.options(settings.policy.protected.clone()) {
                 return finish(run_exec_done(
-                    settings, &paths, workspace, session, task, format, approvals, &options,
+                    settings, client, &paths, workspace, session, task, format, approvals, &options,
                 ));
             }
             finish(
                 run_exec(
-                    settings, &paths, workspace, session, task, format, approvals,
+                    settings, client, &paths, workspace, session, task, format, approvals,
                 )
                 .map(exec::Outcome::exit_code),
             )
@@ -271,11 +291,12 @@ fn main() -> ExitCode {
                 resolved => resolved,
             };
             let prepared = resolved.and_then(|settings| {
+                let client = model_client(&cli, &settings)?;
                 let resume = Resume::from_flag(cli.resume.clone());
                 let session = open_session(&paths, &workspace, &settings, resume)?;
-                Ok((settings, session))
+                Ok((settings, client, session))
             });
-            let (settings, session) = match prepared {
+            let (settings, client, session) = match prepared {
                 Ok(prepared) => prepared,
                 Err(error) => {
                     for problem in &problems {
@@ -284,8 +305,13 @@ fn main() -> ExitCode {
                     return setup_error(&error);
                 }
             };
+            let start = TuiStart {
+                intro: Vec::new(),
+                task: None,
+                config_problems: problems,
+            };
             finish(
-                run_tui(&cli, settings, problems, &paths, workspace, session)
+                run_tui(&cli, settings, client, &paths, workspace, session, start)
                     .map(|()| ExitCode::SUCCESS),
             )
         }
@@ -423,7 +449,7 @@ fn resolve_settings(
 }
 
 fn flags(cli: &Cli) -> Flags {
-    Flags {
+    let mut flags = Flags {
         provider: cli.provider,
         model: cli.model.clone(),
         base_url: cli.base_url.clone(),
@@ -434,7 +460,42 @@ fn flags(cli: &Cli) -> Flags {
             max_total_tokens: cli.max_total_tokens,
             max_cost_usd: cli.max_cost,
         },
+    };
+    if let Some(label) = replay_label(cli) {
+        // A replayed model needs no provider, key or endpoint: these satisfy the
+        // settings' resolution (a base URL stands in for the key) and name the replay
+        // where the model's name is shown. Everything else comes from the user's config.
+        flags.provider = Some(Wire::Anthropic);
+        flags.base_url = Some(REPLAY_BASE_URL.to_string());
+        flags.model = Some(label);
     }
+    flags
+}
+
+/// The name a replayed model goes by, when the model is replayed.
+fn replay_label(cli: &Cli) -> Option<String> {
+    if matches!(cli.command, Some(Subcmd::Demo { .. })) {
+        return Some(demo::LABEL.to_string());
+    }
+    let file = cli.replay.as_ref()?;
+    let name = file.file_name().unwrap_or(file.as_os_str());
+    Some(format!("replay: {}", name.to_string_lossy()))
+}
+
+/// The client for the model: the replayed script of `--replay FILE`, or the endpoint
+/// of the settings.
+fn model_client(cli: &Cli, settings: &Settings) -> anyhow::Result<Arc<dyn ModelClient>> {
+    let Some(file) = &cli.replay else {
+        return Ok(provider::connect(
+            settings.endpoint.clone(),
+            settings.idle_timeout,
+        )?);
+    };
+    let script = Script::from_file(file)?;
+    Ok(Arc::new(ReplayClient::new(
+        script,
+        settings.endpoint.model.clone(),
+    )?))
 }
 
 /// The task and the session of `duet exec [--resume [ID]] [TASK]`. `--resume` takes an
@@ -592,6 +653,7 @@ fn print_sessions(paths: &Paths, workspace: &Path, all: bool) -> anyhow::Result<
 /// Starts the agent for one session.
 fn start_agent(
     settings: Settings,
+    client: Arc<dyn ModelClient>,
     paths: &Paths,
     workspace: PathBuf,
     session: SessionPlan,
@@ -599,7 +661,6 @@ fn start_agent(
     duet::agent::AgentHandle,
     tokio::sync::mpsc::Receiver<duet::agent::Event>,
 )> {
-    let client = provider::connect(settings.endpoint, settings.idle_timeout)?;
     Ok(duet::agent::spawn(duet::agent::AgentSetup {
         client,
         workspace,
@@ -620,18 +681,29 @@ fn start_agent(
     })?)
 }
 
+/// What the terminal UI shows and sends before the user types.
+struct TuiStart {
+    /// Notices at the top of the transcript.
+    intro: Vec<String>,
+    /// A first message sent as if the user had typed it.
+    task: Option<String>,
+    /// Mistakes found in the config file (the rest of it applies).
+    config_problems: Vec<String>,
+}
+
 fn run_tui(
     cli: &Cli,
     settings: Settings,
-    config_problems: Vec<String>,
+    client: Arc<dyn ModelClient>,
     paths: &Paths,
     workspace: PathBuf,
     session: SessionPlan,
+    start: TuiStart,
 ) -> anyhow::Result<()> {
     let (keymap, errors) = Keymap::load(&Keymap::user_file(paths));
     let model = settings.endpoint.model.clone();
     runtime()?.block_on(async {
-        let (handle, events) = start_agent(settings, paths, workspace.clone(), session)?;
+        let (handle, events) = start_agent(settings, client, paths, workspace.clone(), session)?;
         let options = duet::tui::TuiOptions {
             screen: Screen {
                 inline_rows: cli.inline.then_some(INLINE_ROWS),
@@ -640,17 +712,21 @@ fn run_tui(
             color: color_allowed(),
             keymap,
             keymap_errors: errors.iter().map(ToString::to_string).collect(),
-            config_problems,
+            config_problems: start.config_problems,
             workspace,
             model,
+            intro: start.intro,
+            initial_message: start.task,
         };
         duet::tui::run(handle, events, options).await?;
         Ok(())
     })
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_exec(
     settings: Settings,
+    client: Arc<dyn ModelClient>,
     paths: &Paths,
     workspace: PathBuf,
     session: SessionPlan,
@@ -659,7 +735,7 @@ fn run_exec(
     approvals: exec::Approvals,
 ) -> anyhow::Result<exec::Outcome> {
     runtime()?.block_on(async {
-        let (handle, events) = start_agent(settings, paths, workspace, session)?;
+        let (handle, events) = start_agent(settings, client, paths, workspace, session)?;
         let mut stdout = std::io::stdout().lock();
         Ok(exec::run(handle, events, task, format, approvals, &mut stdout).await?)
     })
@@ -724,6 +800,7 @@ fn eval_global_args(cli: &Cli) -> Vec<String> {
 #[allow(clippy::too_many_arguments)]
 fn run_exec_done(
     settings: Settings,
+    client: Arc<dyn ModelClient>,
     paths: &Paths,
     workspace: PathBuf,
     session: SessionPlan,
@@ -734,7 +811,7 @@ fn run_exec_done(
 ) -> anyhow::Result<ExitCode> {
     let prepared = exec::done::prepare(&workspace, &task, options)?;
     runtime()?.block_on(async {
-        let (handle, events) = start_agent(settings, paths, workspace, session)?;
+        let (handle, events) = start_agent(settings, client, paths, workspace, session)?;
         let mut stdout = std::io::stdout().lock();
         let outcome = exec::done::run(
             handle,
@@ -748,6 +825,46 @@ fn run_exec_done(
         .await?;
         Ok(outcome.exit_code())
     })
+}
+
+/// `duet demo`: the terminal UI on the demo's replayed model, in a fresh copy of the
+/// sample project, in the normal approval mode (`ask`) unless `--approval` says
+/// otherwise, so the edits come up for review.
+fn run_demo(cli: &Cli, paths: &Paths, delay_ms: u64) -> ExitCode {
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        eprintln!("duet: the demo runs in the interactive UI, which needs a terminal");
+        return ExitCode::from(2);
+    }
+    let prepared = demo::SampleRepo::create().and_then(|repo| {
+        let workspace = std::fs::canonicalize(repo.path())?;
+        let mut problems = Vec::new();
+        let mut settings = resolve_settings(cli, paths, &workspace, &mut problems)?;
+        settings.approval = cli.approval.unwrap_or_default();
+        let client = demo::client(Duration::from_millis(delay_ms))?;
+        let session = open_session(paths, &workspace, &settings, None)?;
+        Ok((repo, workspace, settings, problems, client, session))
+    });
+    let (repo, workspace, settings, problems, client, session) = match prepared {
+        Ok(prepared) => prepared,
+        Err(error) => return usage_error(&error),
+    };
+    eprintln!("duet demo: working in {}", workspace.display());
+    let start = TuiStart {
+        intro: demo::intro(&workspace),
+        task: Some(demo::TASK.to_string()),
+        config_problems: problems,
+    };
+    let result = run_tui(
+        cli,
+        settings,
+        Arc::new(client),
+        paths,
+        workspace,
+        session,
+        start,
+    );
+    drop(repo);
+    finish(result.map(|()| ExitCode::SUCCESS))
 }
 
 /// Unique enough to keep concurrent runs' files apart, and sortable by start time.

@@ -30,6 +30,10 @@ pub enum ProviderError {
     /// No bytes arrived for too long.
     #[error("no data from the provider for {} s", .0.as_secs())]
     Idle(Duration),
+    /// The replayed session cannot answer this request (it is past the script's last
+    /// turn, or breaks the tool-call/result pairing a real API would reject).
+    #[error("the replayed model cannot answer: {0}")]
+    Replay(String),
     /// The client could not be built or the request could not be encoded.
     #[error("invalid provider setup: {0}")]
     Setup(String),

@@ -1,5 +1,6 @@
 //! Model clients: one streaming client per wire format (Anthropic Messages, OpenAI chat
-//! completions, OpenAI Responses) behind the [`ModelClient`] trait.
+//! completions, OpenAI Responses), and a replay of a scripted session ([`replay`]),
+//! behind the [`ModelClient`] trait.
 //!
 //! Owns: HTTP to the model API, SSE decoding, and the translation between duet's
 //! wire-neutral [`Message`]s / [`StreamEvent`]s and each provider's JSON.
@@ -17,6 +18,7 @@ mod message;
 pub mod openai_chat;
 mod openai_common;
 pub mod openai_responses;
+pub mod replay;
 mod retry;
 mod sse;
 mod stream;

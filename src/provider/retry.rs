@@ -44,7 +44,9 @@ impl ProviderError {
             | ProviderError::Idle(_) => true,
             ProviderError::Http { status, .. } => is_transient_status(*status),
             ProviderError::Api { kind, .. } => TRANSIENT_API_KINDS.contains(&kind.as_str()),
-            ProviderError::Malformed(_) | ProviderError::Setup(_) => false,
+            ProviderError::Malformed(_) | ProviderError::Setup(_) | ProviderError::Replay(_) => {
+                false
+            }
         }
     }
 

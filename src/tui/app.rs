@@ -393,7 +393,8 @@ impl App {
         }
     }
 
-    fn start_turn(&mut self, text: String) {
+    /// Sends `text` as the message that starts a turn.
+    pub(super) fn start_turn(&mut self, text: String) {
         self.turn_running = true;
         self.send(Command::UserMessage { text });
     }

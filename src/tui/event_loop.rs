@@ -32,6 +32,10 @@ pub struct TuiOptions {
     pub config_problems: Vec<String>,
     pub workspace: PathBuf,
     pub model: String,
+    /// Notices shown at the top of the transcript (what this session is).
+    pub intro: Vec<String>,
+    /// Sent as the first message, as if the user had typed it.
+    pub initial_message: Option<String>,
 }
 
 /// Results of work done off the loop.
@@ -58,6 +62,12 @@ pub async fn run(
     app.set_inline(inline);
     for error in options.keymap_errors.iter().chain(&options.config_problems) {
         app.notice(error, NoticeKind::Error);
+    }
+    for line in &options.intro {
+        app.notice(line, NoticeKind::Info);
+    }
+    if let Some(text) = &options.initial_message {
+        app.start_turn(text.clone());
     }
     let (background_tx, mut background) = mpsc::unbounded_channel();
     refresh_git(&options.workspace, &background_tx);

@@ -3,7 +3,7 @@
 //! Owns: a real HTTP server on 127.0.0.1 (random port) that answers
 //! `POST /v1/messages` (Anthropic), `POST /v1/chat/completions` (OpenAI chat) and
 //! `POST /v1/responses` (OpenAI Responses) with the
-//! turns of a [`Script`] (format: see [`crate::common::script`]), in the providers'
+//! turns of a [`Script`] (format: see [`duet::provider::replay::script`]), in the providers'
 //! documented wire formats; the record of every request; the reasoning items it sent
 //! on the Responses wire (which must come back verbatim); and the violations it saw.
 //! Does not own: what a test asserts — it records and checks, the test decides.

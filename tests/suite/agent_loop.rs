@@ -11,7 +11,7 @@ use crate::common::harness::{
     SentResult, TestAgent, TestRepo, all_text, input_items, last_user_text, offered_tools,
     tool_results,
 };
-use crate::common::script::Script;
+use crate::common::script::{LoadScript, Script};
 use crate::common::scripted_server::ScriptedServer;
 
 for_each_wire!(

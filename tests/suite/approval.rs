@@ -9,7 +9,7 @@ use duet::provider::{StopReason, Wire};
 use pretty_assertions::assert_eq;
 
 use crate::common::harness::{TestAgent, TestRepo, run_duet, tool_results, wire_env};
-use crate::common::script::Script;
+use crate::common::script::{LoadScript, Script};
 use crate::common::scripted_server::ScriptedServer;
 
 const ORIGINAL: &str = "alpha\nbeta\n";

@@ -10,7 +10,7 @@ use duet::provider::Wire;
 use pretty_assertions::assert_eq;
 
 use crate::common::harness::{TestAgent, TestRepo, run_duet, tool_results, wire_env};
-use crate::common::script::Script;
+use crate::common::script::{LoadScript, Script};
 use crate::common::scripted_server::ScriptedServer;
 
 const LOCKFILE: &str = "version = 3\n";

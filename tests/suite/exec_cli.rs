@@ -6,7 +6,7 @@ use duet::provider::Wire;
 use pretty_assertions::assert_eq;
 
 use crate::common::harness::{TestRepo, run_duet, tool_results, wire_env};
-use crate::common::script::Script;
+use crate::common::script::{LoadScript, Script, script_path};
 use crate::common::scripted_server::ScriptedServer;
 
 const CALC: &str = "def add(a, b):\n    return a + b\n";
@@ -220,4 +220,71 @@ async fn exec_against_a_dead_server_fails_clearly() {
     );
     assert!(stdout.contains(&base), "{stdout}");
     assert!(stdout.contains("Is the server running"), "{stdout}");
+}
+
+/// `--replay FILE` plays a script as the model: no key, no provider, no network, and
+/// the real tools answer its calls.
+#[tokio::test]
+async fn exec_replays_a_scripted_session_without_a_key() {
+    let repo = TestRepo::with_files(&[("notes.txt", "hello\n")]);
+    let home = tempfile::tempdir().unwrap();
+    let script = script_path("read_round_trip");
+    let no_env: [(&str, &str); 0] = [];
+    let output = run_duet(
+        repo.path(),
+        home.path(),
+        &no_env,
+        &[
+            "exec",
+            "--json",
+            "--replay",
+            script.to_str().unwrap(),
+            "read the notes",
+        ],
+    )
+    .await;
+    let stdout = text(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "stdout:\n{stdout}\nstderr:\n{}",
+        text(&output.stderr)
+    );
+    let events: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let read = events
+        .iter()
+        .find(|event| event["type"] == "tool_run_end")
+        .expect("the read ran");
+    assert_eq!(read["is_error"], false);
+    assert!(read["output"].as_str().unwrap().contains("hello"), "{read}");
+    let said: String = events
+        .iter()
+        .filter(|event| event["type"] == "text_delta")
+        .filter_map(|event| event["text"].as_str())
+        .collect();
+    assert_eq!(said, "Let me read the notes.The notes say hello.");
+    assert_eq!(events[0]["model"], "replay: read_round_trip.toml");
+}
+
+#[tokio::test]
+async fn exec_reports_a_replay_script_it_cannot_read() {
+    let repo = TestRepo::with_files(&[]);
+    let home = tempfile::tempdir().unwrap();
+    let no_env: [(&str, &str); 0] = [];
+    let output = run_duet(
+        repo.path(),
+        home.path(),
+        &no_env,
+        &["exec", "--replay", "missing.toml", "task"],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("cannot read script missing.toml"),
+        "{stderr}"
+    );
 }

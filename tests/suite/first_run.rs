@@ -5,7 +5,7 @@ use duet::provider::Wire;
 use pretty_assertions::assert_eq;
 
 use crate::common::harness::{TestRepo, run_duet, wire_env};
-use crate::common::script::Script;
+use crate::common::script::{LoadScript, Script};
 use crate::common::scripted_server::ScriptedServer;
 
 const NO_ENV: &[(&str, &str)] = &[];

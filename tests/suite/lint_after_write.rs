@@ -5,7 +5,7 @@
 use duet::provider::Wire;
 
 use crate::common::harness::{TestRepo, run_duet, tool_results, wire_env};
-use crate::common::script::Script;
+use crate::common::script::{LoadScript, Script};
 use crate::common::scripted_server::ScriptedServer;
 
 const CONFIG: &str = r#"

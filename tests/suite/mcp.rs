@@ -17,7 +17,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use crate::common::harness::{
     TestAgent, TestRepo, duet_command, offered_tools, run_duet, tool_results, wire_env,
 };
-use crate::common::script::Script;
+use crate::common::script::{LoadScript, Script};
 use crate::common::scripted_server::ScriptedServer;
 
 /// The fixture server, built by `cargo test` beside the test binary.

@@ -18,7 +18,7 @@ use duet::shell::{End, Request, Shell, ShellConfig};
 use tokio_util::sync::CancellationToken;
 
 use crate::common::harness::{TestRepo, duet_binary, run_duet, tool_results, wire_env};
-use crate::common::script::Script;
+use crate::common::script::{LoadScript, Script};
 use crate::common::scripted_server::ScriptedServer;
 
 /// A shell in `root`, confined by the built `duet` binary when `sandboxed`.

@@ -18,7 +18,7 @@ use serde_json::Value;
 use crate::common::harness::{
     TestAgent, TestRepo, all_text, duet_command, run_duet, tool_results, wire_env,
 };
-use crate::common::script::Script;
+use crate::common::script::{LoadScript, Script};
 use crate::common::scripted_server::ScriptedServer;
 
 const CALC: &str = "def add(a, b):\n    return a + b\n";

@@ -7,7 +7,7 @@ use duet::policy::{ApprovalMode, CommandClass, Decision, Reason};
 use duet::provider::Wire;
 
 use crate::common::harness::{TestAgent, TestRepo, tool_results};
-use crate::common::script::Script;
+use crate::common::script::{LoadScript, Script};
 use crate::common::scripted_server::ScriptedServer;
 
 async fn start(wire: Wire, mode: ApprovalMode) -> (ScriptedServer, TestRepo, TestAgent) {

@@ -1,7 +1,8 @@
 //! The real terminal, end to end: tmux runs `duet` against the scripted server in a temp
 //! repository; the test types like a user (`send-keys`) and reads the screen
 //! (`capture-pane`). It reviews an edit — rejecting one hunk with a reason, approving the
-//! rest — then interrupts a long answer with Esc and steers with a new message.
+//! rest — then interrupts a long answer with Esc and steers with a new message. And it
+//! drives `duet demo` to its end.
 
 use std::path::Path;
 use std::process::Command as Process;
@@ -12,7 +13,7 @@ use duet::provider::Wire;
 use crate::common::harness::{
     TestRepo, all_text, duet_binary, last_user_text, run_duet, tool_results, wire_env,
 };
-use crate::common::script::Script;
+use crate::common::script::{LoadScript, Script};
 use crate::common::scripted_server::ScriptedServer;
 
 const SCREEN_WAIT: Duration = Duration::from_secs(20);
@@ -384,4 +385,123 @@ async fn with_nothing_configured_the_setup_view_opens_and_leaving_it_shows_the_g
         !home.path().join("config/duet/config.toml").exists(),
         "leaving without a pick writes nothing"
     );
+}
+
+/// `duet demo` end to end, with no key and no network: the replayed session reviews an
+/// edit (one hunk rejected), catches a syntax error and fixes it, and takes a message
+/// typed mid-run.
+#[tokio::test]
+async fn the_demo_runs_to_its_end_with_the_users_choices() {
+    let home = tempfile::tempdir().unwrap();
+    let env = [
+        ("HOME", home.path()),
+        ("XDG_CONFIG_HOME", &home.path().join("config")),
+        ("XDG_STATE_HOME", &home.path().join("state")),
+    ];
+    let assignments: Vec<String> = env
+        .iter()
+        .map(|(k, v)| format!("{k}={}", shell_quote(&v.display().to_string())))
+        .collect();
+    let command = format!(
+        "env -i {} TERM=xterm-256color PATH={} {} demo --delay-ms 0",
+        assignments.join(" "),
+        shell_quote(&std::env::var("PATH").unwrap_or_default()),
+        shell_quote(&duet_binary().display().to_string())
+    );
+    let Some(tmux) = Tmux::start(&command, home.path()) else {
+        return;
+    };
+
+    let screen = tmux.wait_for_screen("hunk 1 of 2").await;
+    assert!(screen.contains("demo: replayed model"), "{screen}");
+    let workspace = demo_workspace(&home.path().join("state")).await;
+    // Reject the second hunk (divide), keep the first (add).
+    tmux.keys(&["j"]);
+    tmux.keys(&["Space"]);
+    tmux.keys(&["y"]);
+    // The new module, with its syntax error: approve it.
+    tmux.wait_for_screen("def median(values:").await;
+    tmux.keys(&["y"]);
+    // The fix, once the check reported the error (the review panel covers the
+    // transcript until it is decided).
+    tmux.wait_for_screen("+ def median(values):").await;
+    tmux.keys(&["y"]);
+    let screen = tmux.wait_for_screen("caught a syntax error").await;
+    assert!(screen.contains("+def median(values):"), "{screen}");
+
+    tmux.wait_for_screen("Demo hint").await;
+    tmux.type_text("also add a docstring");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for_screen("End of the").await;
+    assert!(screen.contains("› also add a docstring"), "{screen}");
+    let steered = screen.find("› also add a docstring");
+    let answered = screen.find("End of the");
+    assert!(
+        steered < answered,
+        "the steer came before the last answer:\n{screen}"
+    );
+
+    let ops = std::fs::read_to_string(workspace.join("calc/ops.py")).unwrap();
+    assert!(
+        ops.contains("def add(a: float, b: float) -> float:"),
+        "{ops}"
+    );
+    assert!(ops.contains("def divide(a, b):"), "{ops}");
+    let stats = std::fs::read_to_string(workspace.join("calc/stats.py")).unwrap();
+    assert!(stats.contains("def median(values):"), "{stats}");
+    let session = session_text(&home.path().join("state")).await;
+    assert!(
+        session.contains("also add a docstring"),
+        "the steer reached the model"
+    );
+    assert!(
+        session.contains("calc/stats.py:4:11: syntax error"),
+        "the post-write check reported the error to the model"
+    );
+
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+}
+
+/// The demo's workspace, as its session header records it.
+async fn demo_workspace(state: &Path) -> std::path::PathBuf {
+    let session = session_text(state).await;
+    let header: serde_json::Value = serde_json::from_str(session.lines().next().unwrap()).unwrap();
+    std::path::PathBuf::from(header["workspace"].as_str().unwrap())
+}
+
+/// The text of the one session recorded under `state`.
+async fn session_text(state: &Path) -> String {
+    let deadline = Instant::now() + SCREEN_WAIT;
+    loop {
+        let found = walk_files(state)
+            .into_iter()
+            .find(|path| path.extension().is_some_and(|ext| ext == "jsonl"));
+        if let Some(path) = found {
+            return std::fs::read_to_string(path).unwrap();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no session under {}",
+            state.display()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn walk_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .flat_map(|entry| {
+            let path = entry.path();
+            if path.is_dir() {
+                walk_files(&path)
+            } else {
+                vec![path]
+            }
+        })
+        .collect()
 }

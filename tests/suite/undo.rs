@@ -11,7 +11,7 @@ use duet::session::{self, Change, SessionWriter};
 use pretty_assertions::assert_eq;
 
 use crate::common::harness::{TestAgent, TestRepo, last_user_text, tool_results};
-use crate::common::script::Script;
+use crate::common::script::{LoadScript, Script};
 use crate::common::scripted_server::ScriptedServer;
 use crate::suite::sessions::{header, resume_recorded};
 

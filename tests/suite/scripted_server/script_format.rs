@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use pretty_assertions::assert_eq;
 
-use crate::common::script::{Script, ScriptUsage, StatusTurn, Step, StopReason, StreamTurn, Turn};
+use crate::common::script::{
+    LoadScript, Script, ScriptUsage, StatusTurn, Step, StopReason, StreamTurn, Turn,
+};
 
 fn chunk(size: usize) -> Option<NonZeroUsize> {
     NonZeroUsize::new(size)

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use duet::provider::Wire;
 
-use crate::common::script::Script;
+use crate::common::script::{LoadScript, Script};
 use crate::common::scripted_server::ScriptedServer;
 
 /// stream_check.py's exit status when the SDK packages are not importable.
