@@ -168,7 +168,14 @@ impl ToolRuns {
             };
             let mut ctx = self.ctx.clone();
             ctx.call_id = slot.call.id.clone();
-            let task = tokio::spawn(async move { tool.run(args, &ctx).await });
+            let task = tokio::spawn(async move {
+                // `bench/run` times the harness around each call from these
+                // (`DUET_LOG=duet::steps=debug`).
+                tracing::debug!(target: "duet::steps", call_id = %ctx.call_id, "tool started");
+                let outcome = tool.run(args, &ctx).await;
+                tracing::debug!(target: "duet::steps", call_id = %ctx.call_id, "tool finished");
+                outcome
+            });
             slot.abort = Some(task.abort_handle());
             self.running.push(Box::pin(async move {
                 Finished {

@@ -88,6 +88,9 @@ pub async fn run(
         if frames.due(now) {
             draw(&mut term, &mut app, now, inline)?;
             frames.drawn(now);
+            // Flushed: `bench/run` times the first frame and counts frames from these
+            // (`DUET_LOG=duet::frames=debug`); filtered out, it costs one cached check.
+            tracing::debug!(target: "duet::frames", frame = frames.count(), "frame drawn");
         }
         let wake = [frames.deadline(), app.next_deadline(now)]
             .into_iter()

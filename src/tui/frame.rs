@@ -4,7 +4,8 @@
 //! and the event loop draws when [`FrameScheduler::due`] says so. Fifty requests within
 //! one frame interval make one draw, draws are at most [`MAX_FPS`] per second, and with
 //! nothing requested the loop sleeps (no timer ticks while idle). Pure bookkeeping on
-//! explicit instants, so it is tested without a terminal or a clock.
+//! explicit instants, so it is tested without a terminal or a clock. It also counts the
+//! frames drawn, which the event loop logs for the benchmarks (`bench/run`).
 
 use std::time::{Duration, Instant};
 
@@ -16,6 +17,7 @@ pub struct FrameScheduler {
     interval: Duration,
     last_draw: Option<Instant>,
     requested: bool,
+    drawn: u64,
 }
 
 impl Default for FrameScheduler {
@@ -24,6 +26,7 @@ impl Default for FrameScheduler {
             interval: Duration::from_secs(1) / MAX_FPS,
             last_draw: None,
             requested: false,
+            drawn: 0,
         }
     }
 }
@@ -59,6 +62,12 @@ impl FrameScheduler {
     pub fn drawn(&mut self, now: Instant) {
         self.last_draw = Some(now);
         self.requested = false;
+        self.drawn += 1;
+    }
+
+    /// How many frames were drawn so far.
+    pub fn count(&self) -> u64 {
+        self.drawn
     }
 }
 
@@ -93,5 +102,20 @@ mod tests {
             !frames.due(next + Duration::from_secs(1)),
             "nothing new requested"
         );
+    }
+
+    #[test]
+    fn each_drawn_frame_is_counted_once() {
+        let mut frames = FrameScheduler::default();
+        assert_eq!(frames.count(), 0);
+        let start = Instant::now();
+        frames.request();
+        frames.drawn(start);
+        // Requests alone draw nothing.
+        frames.request();
+        frames.request();
+        assert_eq!(frames.count(), 1);
+        frames.drawn(start + Duration::from_secs(1));
+        assert_eq!(frames.count(), 2);
     }
 }

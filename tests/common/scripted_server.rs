@@ -5,7 +5,8 @@
 //! `POST /v1/responses` (OpenAI Responses) with the
 //! turns of a [`Script`] (format: see [`duet::provider::replay::script`]), in the providers'
 //! documented wire formats; the record of every request; the reasoning items it sent
-//! on the Responses wire (which must come back verbatim); and the violations it saw.
+//! on the Responses wire (which must come back verbatim); when it received each request
+//! and streamed its answer ([`RequestTiming`]); and the violations it saw.
 //! Does not own: what a test asserts — it records and checks, the test decides.
 //! Invariant: the N-th accepted model request (either wire) is answered by turn N.
 //! A request the real API would reject (see [`validate`]), a request after the last
@@ -67,6 +68,20 @@ pub struct ScriptedServer {
     thread: Option<JoinHandle<()>>,
 }
 
+/// When the server received one model request and streamed its answer. Wall-clock
+/// times, so they line up with other processes' logs (the benchmarks' use).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RequestTiming {
+    /// 1-based, as in [`ScriptedServer::requests`].
+    pub request: usize,
+    pub received: SystemTime,
+    /// When the first byte of a streamed answer was handed to the connection; `None`
+    /// for an answer that is not a stream (an HTTP error) or has no bytes yet.
+    pub first_byte_sent: Option<SystemTime>,
+    /// When the stream ended (its last byte handed over, or the scripted cut).
+    pub last_byte_sent: Option<SystemTime>,
+}
+
 /// One request as the server received it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RecordedRequest {
@@ -85,9 +100,15 @@ impl RecordedRequest {
 }
 
 impl ScriptedServer {
-    /// Starts a server that answers with `script`'s turns.
+    /// Starts a server that answers with `script`'s turns, on a free port.
     pub async fn start(script: Script) -> ScriptedServer {
-        let listener = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        Self::start_on(script, 0).await
+    }
+
+    /// Starts a server that answers with `script`'s turns on 127.0.0.1:`port` (0: any
+    /// free port).
+    pub async fn start_on(script: Script, port: u16) -> ScriptedServer {
+        let listener = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port))
             .expect("bind the scripted server to 127.0.0.1");
         listener
             .set_nonblocking(true)
@@ -139,6 +160,11 @@ impl ScriptedServer {
     /// Every request to a model endpoint so far, in arrival order (rejected ones too).
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.shared.log().requests.clone()
+    }
+
+    /// When each request so far arrived and its answer was streamed, in arrival order.
+    pub fn timings(&self) -> Vec<RequestTiming> {
+        self.shared.log().timings.clone()
     }
 
     /// Everything the server objected to so far, each naming the request it concerns.
@@ -277,6 +303,8 @@ struct Shared {
 #[derive(Default)]
 struct Log {
     requests: Vec<RecordedRequest>,
+    /// One per request, in the same order.
+    timings: Vec<RequestTiming>,
     violations: Vec<String>,
 }
 
@@ -302,11 +330,31 @@ impl Shared {
         self.log.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Records `request` and returns its 1-based number.
-    fn record(&self, request: RecordedRequest) -> usize {
+    /// Records `request`, received at `received`, and returns its 1-based number.
+    fn record(&self, request: RecordedRequest, received: SystemTime) -> usize {
         let mut log = self.log();
         log.requests.push(request);
-        log.requests.len()
+        let number = log.requests.len();
+        log.timings.push(RequestTiming {
+            request: number,
+            received,
+            first_byte_sent: None,
+            last_byte_sent: None,
+        });
+        number
+    }
+
+    /// Notes that request `number`'s stream sent a byte (`ended`: its last) just now.
+    fn mark_sent(&self, number: usize, ended: bool) {
+        let now = SystemTime::now();
+        let mut log = self.log();
+        let Some(timing) = log.timings.get_mut(number - 1) else {
+            return;
+        };
+        timing.first_byte_sent.get_or_insert(now);
+        if ended {
+            timing.last_byte_sent = Some(now);
+        }
     }
 
     fn reasoning(&self) -> MutexGuard<'_, validate::ReasoningLedger> {
@@ -366,6 +414,7 @@ fn answer(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    let received = SystemTime::now();
     let (json, mut problems) = match serde_json::from_slice::<Value>(&body) {
         Ok(json) => (json, Vec::new()),
         Err(err) => (Value::Null, vec![format!("the body is not JSON: {err}")]),
@@ -377,12 +426,15 @@ fn answer(
     if wire == Wire::OpenAiResponses {
         problems.extend(shared.reasoning().check(&json));
     }
-    let number = shared.record(RecordedRequest {
-        wire,
-        path: uri.path().to_owned(),
-        headers: header_map(&headers),
-        body: json.clone(),
-    });
+    let number = shared.record(
+        RecordedRequest {
+            wire,
+            path: uri.path().to_owned(),
+            headers: header_map(&headers),
+            body: json.clone(),
+        },
+        received,
+    );
     let label = format!("request {number} ({wire} POST {})", uri.path());
     if !problems.is_empty() {
         for problem in &problems {
@@ -404,7 +456,7 @@ fn answer(
                     .reasoning()
                     .record(&render::responses_output(turn, &context));
             }
-            stream_response(Arc::clone(&shared), wire, turn, &context)
+            stream_response(Arc::clone(&shared), number, wire, turn, &context)
         }
         (turn_number, None) => {
             let message = format!(
@@ -474,22 +526,34 @@ fn error_response(
     response
 }
 
+/// Streams request `number`'s answer, noting when its bytes leave.
 fn stream_response(
     shared: Arc<Shared>,
+    number: usize,
     wire: Wire,
     turn: &StreamTurn,
     context: &ReplyContext,
 ) -> Response {
     let emits = render::stream(wire, turn, context).into_iter();
-    let body = futures::stream::unfold((emits, shared), |(mut emits, shared)| async move {
+    let body = futures::stream::unfold((emits, shared), move |(mut emits, shared)| async move {
         loop {
-            match emits.next()? {
-                Emit::Send(bytes) => return Some((Ok(bytes), (emits, shared))),
+            // The body is polled for its next piece once the previous one is handed
+            // to the connection, so the end is noted after the last byte left.
+            let Some(emit) = emits.next() else {
+                shared.mark_sent(number, true);
+                return None;
+            };
+            match emit {
+                Emit::Send(bytes) => {
+                    shared.mark_sent(number, false);
+                    return Some((Ok(bytes), (emits, shared)));
+                }
                 Emit::Pause(duration) => tokio::time::sleep(duration).await,
                 Emit::Gate(name) => shared.pass_gate(&name).await,
                 Emit::Cut => {
                     // Let what came before reach the client, then break the connection.
                     tokio::time::sleep(FLUSH_GRACE).await;
+                    shared.mark_sent(number, true);
                     let cut = std::io::Error::other("scripted cut: connection dropped");
                     return Some((Err(cut), (emits, shared)));
                 }

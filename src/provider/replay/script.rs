@@ -36,6 +36,8 @@
 //!                        # default: tool_use if the turn has a tool block, else end_turn
 //! usage = { input = 100, output = 20, cache_read = 0, cache_write = 0 }  # default: all 0
 //! cut_after_blocks = 2   # optional: drop the connection after 2 content blocks
+//! pace_ms = 10           # optional: wait 10 ms between consecutive events of the stream
+//!                        #   (a steady token rate, e.g. for benchmarks)
 //!
 //! [[turn]]               # a turn can answer with an HTTP error instead of a stream
 //! status = 529
@@ -82,6 +84,8 @@ pub struct StreamTurn {
     pub usage: ScriptUsage,
     /// Drop the connection after this many content blocks instead of finishing.
     pub cut_after_blocks: Option<usize>,
+    /// Wait this long between consecutive events of the stream.
+    pub pace: Option<Duration>,
 }
 
 /// An HTTP error response.
@@ -248,6 +252,7 @@ struct RawTurn {
     stop: Option<StopReason>,
     usage: Option<ScriptUsage>,
     cut_after_blocks: Option<usize>,
+    pace_ms: Option<u64>,
     status: Option<u16>,
     retry_after: Option<u64>,
     message: Option<String>,
@@ -278,6 +283,7 @@ impl RawTurn {
             ("stop", self.stop.is_some()),
             ("usage", self.usage.is_some()),
             ("cut_after_blocks", self.cut_after_blocks.is_some()),
+            ("pace_ms", self.pace_ms.is_some()),
         ];
         if let Some((key, _)) = streaming_keys.iter().find(|(_, present)| *present) {
             return Err(format!(
@@ -329,6 +335,7 @@ impl RawTurn {
             stop: self.stop.unwrap_or(default_stop),
             usage: self.usage.unwrap_or_default(),
             cut_after_blocks: self.cut_after_blocks,
+            pace: self.pace_ms.map(Duration::from_millis),
         }))
     }
 }

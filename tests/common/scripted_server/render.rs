@@ -109,6 +109,30 @@ trait WireStream {
 }
 
 fn render(turn: &StreamTurn, wire: &mut impl WireStream) -> Vec<Emit> {
+    let emits = render_unpaced(turn, wire);
+    match turn.pace {
+        Some(pace) => paced(emits, pace),
+        None => emits,
+    }
+}
+
+/// `emits` with a pause of `pace` between each two consecutive sends.
+fn paced(emits: Vec<Emit>, pace: Duration) -> Vec<Emit> {
+    let mut out = Vec::with_capacity(emits.len() * 2);
+    let mut sent_before = false;
+    for emit in emits {
+        if matches!(emit, Emit::Send(_)) {
+            if sent_before {
+                out.push(Emit::Pause(pace));
+            }
+            sent_before = true;
+        }
+        out.push(emit);
+    }
+    out
+}
+
+fn render_unpaced(turn: &StreamTurn, wire: &mut impl WireStream) -> Vec<Emit> {
     let mut out = Vec::new();
     wire.open(&mut out);
     if turn.cut_after_blocks == Some(0) {

@@ -52,6 +52,7 @@ fn the_example_script_loads_as_documented() {
             cache_write: 10,
         },
         cut_after_blocks: None,
+        pace: None,
     })];
     assert_eq!(script.turns(), expected);
 }
@@ -91,6 +92,7 @@ fn omitted_keys_take_their_documented_defaults() {
             stop: StopReason::ToolUse,
             usage: ScriptUsage::default(),
             cut_after_blocks: None,
+            pace: None,
         }),
         Turn::Stream(StreamTurn {
             steps: vec![Step::Text {
@@ -100,6 +102,7 @@ fn omitted_keys_take_their_documented_defaults() {
             stop: StopReason::EndTurn,
             usage: ScriptUsage::default(),
             cut_after_blocks: None,
+            pace: None,
         }),
         Turn::Status(StatusTurn {
             status: 429,
@@ -140,6 +143,10 @@ fn mistakes_in_a_script_are_reported_with_their_place() {
         (
             "[[turn]]\nstatus = 529\nblocks = [{ text = 'a' }]",
             "turn 1: a `status` turn answers with an error, so `blocks` does not apply",
+        ),
+        (
+            "[[turn]]\nstatus = 529\npace_ms = 5",
+            "turn 1: a `status` turn answers with an error, so `pace_ms` does not apply",
         ),
         (
             "[[turn]]\nretry_after = 3\nblocks = [{ text = 'a' }]",

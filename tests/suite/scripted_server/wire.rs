@@ -851,3 +851,44 @@ async fn reasoning_items_must_come_back_verbatim_before_their_calls() {
         "{violations:#?}"
     );
 }
+
+#[tokio::test]
+async fn a_paced_turn_spaces_its_events_and_the_timings_show_it() {
+    // Anthropic sends at least 5 events here (message start, block start, 2 deltas,
+    // block stop, ...): 4 or more gaps of 40 ms.
+    let server = start("[[turn]]\nblocks = [{ text = 'abcd', chunk = 2 }]\npace_ms = 40").await;
+    let before = std::time::SystemTime::now();
+
+    let (body, error) =
+        read_body(&mut post(&server, Wire::Anthropic, &minimal_request(Wire::Anthropic)).await)
+            .await;
+
+    assert!(error.is_none() && body.contains("message_stop"), "{body}");
+    let [timing] = server.timings()[..] else {
+        panic!("one request, one timing: {:?}", server.timings());
+    };
+    assert_eq!(timing.request, 1);
+    let first = timing.first_byte_sent.expect("first byte noted");
+    let last = timing.last_byte_sent.expect("end noted");
+    assert!(before <= timing.received && timing.received <= first);
+    let streamed = last
+        .duration_since(first)
+        .expect("the end follows the start");
+    assert!(streamed >= Duration::from_millis(4 * 40), "{streamed:?}");
+}
+
+#[tokio::test]
+async fn an_error_answer_is_timed_as_received_with_no_stream() {
+    let server = start("[[turn]]\nstatus = 529").await;
+
+    let response = post(&server, Wire::Anthropic, &minimal_request(Wire::Anthropic)).await;
+
+    assert_eq!(response.status(), 529);
+    let [timing] = server.timings()[..] else {
+        panic!("one request, one timing: {:?}", server.timings());
+    };
+    assert_eq!(
+        (timing.first_byte_sent, timing.last_byte_sent),
+        (None, None)
+    );
+}
