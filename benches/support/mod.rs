@@ -34,6 +34,8 @@ pub fn criterion() -> Criterion {
 pub enum Goal {
     /// The baseline takes at least this many times as long as duet.
     FasterBy(f64),
+    /// duet takes at most this many times as long as the baseline.
+    SlowerBy(f64),
     /// duet takes at most this long per operation.
     AtMost(Duration),
 }
@@ -42,6 +44,7 @@ impl Goal {
     fn is_met(self, duet: Duration, baseline: Duration) -> bool {
         match self {
             Self::FasterBy(factor) => baseline.as_secs_f64() >= factor * duet.as_secs_f64(),
+            Self::SlowerBy(factor) => duet.as_secs_f64() <= factor * baseline.as_secs_f64(),
             Self::AtMost(limit) => duet <= limit,
         }
     }
@@ -49,6 +52,7 @@ impl Goal {
     fn describe(self) -> String {
         match self {
             Self::FasterBy(factor) => format!("≥ {factor}× faster than the baseline"),
+            Self::SlowerBy(factor) => format!("≤ {factor}× the baseline's time"),
             Self::AtMost(limit) => format!("≤ {}", millis(limit)),
         }
     }

@@ -33,8 +33,8 @@ mod syntax;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use crate::pathglob::PathGlob;
@@ -44,6 +44,7 @@ use serde::{Deserialize, Deserializer};
 use command::{Outcome, Run};
 use language::Language;
 use report::Report;
+use syntax::{Checked, ParseCache};
 
 /// Output kept from one linter run, head and tail together.
 const LINTER_OUTPUT_CAP: usize = 4 * 1024;
@@ -230,6 +231,8 @@ pub struct Linter {
     missing: Mutex<HashSet<String>>,
     /// How long one syntax check may parse before it is given up.
     parse_budget: Duration,
+    /// The last parse of recently checked files.
+    parses: Mutex<ParseCache>,
 }
 
 impl Linter {
@@ -256,6 +259,7 @@ impl Linter {
             config_problems_told: AtomicBool::new(false),
             missing: Mutex::new(HashSet::new()),
             parse_budget: syntax::PARSE_BUDGET,
+            parses: Mutex::new(ParseCache::default()),
         }
     }
 
@@ -280,7 +284,8 @@ impl Linter {
         let mut report = Report::new("lint");
         self.tell_config_problems(&mut report);
         if self.config.syntax {
-            check_syntax(abs, display, before, after, self.parse_budget, &mut report).await;
+            self.check_syntax(abs, display, before, after, &mut report)
+                .await;
         }
         let relative = abs.strip_prefix(&self.root).unwrap_or(abs);
         let quoted = shell_quote(&relative.to_string_lossy());
@@ -290,6 +295,54 @@ impl Linter {
                 .await;
         }
         report.render()
+    }
+
+    /// Parses off the async runtime and adds the outcome to `report`; files without a
+    /// grammar add nothing. The parse is kept for the next check of the same file.
+    async fn check_syntax(
+        &self,
+        abs: &Path,
+        display: &str,
+        before: Option<&str>,
+        after: &str,
+        report: &mut Report,
+    ) {
+        let Some(language) = Language::detect(abs, after) else {
+            return;
+        };
+        if after.len() > MAX_SYNTAX_BYTES {
+            report.note(format!(
+                "{} syntax check skipped: the file is larger than {} MiB",
+                language.name(),
+                MAX_SYNTAX_BYTES >> 20
+            ));
+            return;
+        }
+        let previous = self.parses().take(abs);
+        let (before, after) = (before.map(str::to_string), after.to_string());
+        let budget = self.parse_budget;
+        let checked = tokio::task::spawn_blocking(move || {
+            syntax::check(language, before.as_deref(), &after, budget, previous)
+        })
+        .await;
+        match checked {
+            Ok(Ok(Checked { findings, parsed })) => {
+                self.parses().keep(abs, parsed);
+                report.syntax(language.name(), display, &findings);
+                if let Some(caveat) = language.caveat().filter(|_| !findings.is_empty()) {
+                    report.note(caveat.to_string());
+                }
+            }
+            Ok(Err(error)) => report.note(format!("{} syntax check: {error}", language.name())),
+            Err(error) => report.note(format!(
+                "{} syntax check stopped unexpectedly: {error}",
+                language.name()
+            )),
+        }
+    }
+
+    fn parses(&self) -> MutexGuard<'_, ParseCache> {
+        self.parses.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The project-wide checks, run in order once after the last edit of a batch:
@@ -376,47 +429,6 @@ impl CheckKind {
             // These summarize a whole project, so they get more room.
             Self::Turn => TURN_OUTPUT_CAP,
         }
-    }
-}
-
-/// Parses off the async runtime and adds the outcome to `report`; files without a
-/// grammar add nothing.
-async fn check_syntax(
-    abs: &Path,
-    display: &str,
-    before: Option<&str>,
-    after: &str,
-    parse_budget: Duration,
-    report: &mut Report,
-) {
-    let Some(language) = Language::detect(abs, after) else {
-        return;
-    };
-    if after.len() > MAX_SYNTAX_BYTES {
-        report.note(format!(
-            "{} syntax check skipped: the file is larger than {} MiB",
-            language.name(),
-            MAX_SYNTAX_BYTES >> 20
-        ));
-        return;
-    }
-    let (before, after) = (before.map(str::to_string), after.to_string());
-    let checked = tokio::task::spawn_blocking(move || {
-        syntax::check(language, before.as_deref(), &after, parse_budget)
-    })
-    .await;
-    match checked {
-        Ok(Ok(findings)) => {
-            report.syntax(language.name(), display, &findings);
-            if let Some(caveat) = language.caveat().filter(|_| !findings.is_empty()) {
-                report.note(caveat.to_string());
-            }
-        }
-        Ok(Err(error)) => report.note(format!("{} syntax check: {error}", language.name())),
-        Err(error) => report.note(format!(
-            "{} syntax check stopped unexpectedly: {error}",
-            language.name()
-        )),
     }
 }
 

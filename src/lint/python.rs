@@ -6,7 +6,8 @@
 //! an edit breaks a Python file.
 //! Does not own: reporting (the caller turns each [`Misindent`] into a syntax error).
 //! Invariant: only looks at `module` and `block` nodes and the start columns of their
-//! statements, so valid Python (whose blocks are consistently indented) yields nothing.
+//! statements, so valid Python (whose blocks are consistently indented) yields nothing;
+//! only the nodes that can hold a block are walked.
 
 use tree_sitter::Node;
 
@@ -36,10 +37,34 @@ pub(crate) fn misindents<'tree>(root: Node<'tree>, text: &str) -> Vec<Misindent<
             _ => {}
         }
         let mut cursor = node.walk();
-        pending.extend(node.named_children(&mut cursor));
+        pending.extend(
+            node.named_children(&mut cursor)
+                .filter(|child| CAN_HOLD_BLOCKS.contains(&child.kind())),
+        );
     }
     found
 }
+
+/// The node kinds a `block` can be found under (from the grammar's node types):
+/// expressions and simple statements cannot hold one, so the walk skips them, which
+/// makes it visit statements rather than every node of the file.
+const CAN_HOLD_BLOCKS: &[&str] = &[
+    "block",
+    "case_clause",
+    "class_definition",
+    "decorated_definition",
+    "elif_clause",
+    "else_clause",
+    "except_clause",
+    "finally_clause",
+    "for_statement",
+    "function_definition",
+    "if_statement",
+    "match_statement",
+    "try_statement",
+    "while_statement",
+    "with_statement",
+];
 
 /// Checks that every statement of `block` that starts a line starts at the same column
 /// as the first one (or at `expected`, for the module, which must start at column 0).

@@ -4,6 +4,8 @@
 //! Owns: turning ERROR and MISSING nodes into one short finding each (with the source
 //! line and a caret), collapsing the cascades one typo causes, and the rule that
 //! matches errors across the two versions of a file.
+//! Also owns the parses kept between checks ([`ParseCache`]), so the next check of a
+//! recently checked file parses only what changed.
 //! Does not own: choosing the grammar (`language.rs`) or the report layout (`report.rs`).
 //! Invariant: every function here is bounded in time by the parse deadline and never
 //! panics, whatever the text.
@@ -19,10 +21,11 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use similar::{DiffTag, TextDiff};
-use tree_sitter::{Node, ParseOptions, ParseState, Parser, Tree};
+use tree_sitter::{InputEdit, Node, ParseOptions, ParseState, Parser, Point, Tree};
 
 use super::language::Language;
 use super::python;
@@ -76,34 +79,128 @@ pub(crate) enum SyntaxCheckError {
     TooSlow,
 }
 
+/// A parse kept for the next check of the same file.
+pub(crate) struct Parsed {
+    language: Language,
+    /// The bytes the parser read (see [`parse_input`]).
+    input: Vec<u8>,
+    tree: Tree,
+}
+
+/// The last parse of the most recently checked files, least recent first.
+#[derive(Default)]
+pub(crate) struct ParseCache {
+    entries: Vec<(PathBuf, Parsed)>,
+}
+
+impl ParseCache {
+    /// Files whose parse is kept.
+    const FILES: usize = 16;
+    /// Larger texts are not kept: their trees cost tens of MB.
+    const MAX_BYTES: usize = 1 << 20;
+
+    /// Removes and returns the parse kept for `path`.
+    pub(crate) fn take(&mut self, path: &Path) -> Option<Parsed> {
+        let index = self.entries.iter().position(|(kept, _)| kept == path)?;
+        Some(self.entries.remove(index).1)
+    }
+
+    /// Keeps `parsed` as the latest parse of `path`, forgetting the least recently
+    /// checked file when full.
+    pub(crate) fn keep(&mut self, path: &Path, parsed: Parsed) {
+        self.take(path);
+        if parsed.input.len() > Self::MAX_BYTES {
+            return;
+        }
+        if self.entries.len() == Self::FILES {
+            self.entries.remove(0);
+        }
+        self.entries.push((path.to_path_buf(), parsed));
+    }
+}
+
+impl std::fmt::Debug for ParseCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.entries.iter().map(|(path, _)| path))
+            .finish()
+    }
+}
+
+/// A check's findings, and the parse of `after` for the next check of the file.
+pub(crate) struct Checked {
+    pub findings: Findings,
+    pub parsed: Parsed,
+}
+
 /// Parses `after` (and `before`, when given) and classifies the errors of `after`.
 /// Both parses share `budget`; the old one only runs when the new text has errors.
+///
+/// With `previous` (the last parse of this file) only what changed since is parsed
+/// again. Error recovery can differ between an incremental and a full parse, so a
+/// text with errors is always parsed again from scratch: findings come from full
+/// parses only, and the fast path is the common one, a clean file.
 pub(crate) fn check(
     language: Language,
     before: Option<&str>,
     after: &str,
     budget: Duration,
-) -> Result<Findings, SyntaxCheckError> {
+    previous: Option<Parsed>,
+) -> Result<Checked, SyntaxCheckError> {
     let deadline = Instant::now() + budget;
-    let errors = find_errors(language, after, deadline)?;
+    let input = parse_input(language, after).into_owned();
+    let previous = previous.filter(|previous| previous.language == language);
+    let mut tree = match &previous {
+        Some(previous) => parse_edited(previous, &input, deadline)?,
+        None => parse(language, &input, None, deadline)?,
+    };
+    let mut errors = errors_in(language, &tree, after);
+    if !errors.is_empty() && previous.is_some() {
+        tree = parse(language, &input, None, deadline)?;
+        errors = errors_in(language, &tree, after);
+    }
+    let parsed = Parsed {
+        language,
+        input,
+        tree,
+    };
     if errors.is_empty() {
-        return Ok(Findings::default());
+        return Ok(Checked {
+            findings: Findings::default(),
+            parsed,
+        });
     }
     // An old version that cannot be parsed in time only loses the distinction: every
     // error then counts as new, which is the safe side.
     let old_errors = match before {
-        Some(before) => find_errors(language, before, deadline)
+        Some(before) => old_errors(language, before, previous.as_ref(), deadline)
             .ok()
             .map(|old| (before, old)),
         None => None,
     };
-    Ok(match old_errors {
+    let findings = match old_errors {
         Some((before, old)) => classify(before, &old, after, errors),
         None => Findings {
             new: errors,
             already_there: Vec::new(),
         },
-    })
+    };
+    Ok(Checked { findings, parsed })
+}
+
+/// The errors of `before`, from `previous` when that is the parse of the same text.
+fn old_errors(
+    language: Language,
+    before: &str,
+    previous: Option<&Parsed>,
+    deadline: Instant,
+) -> Result<Vec<SyntaxError>, SyntaxCheckError> {
+    match previous {
+        Some(previous) if previous.input == parse_input(language, before).as_ref() => {
+            Ok(errors_in(language, &previous.tree, before))
+        }
+        _ => find_errors(language, before, deadline),
+    }
 }
 
 /// The syntax errors of `text`, at most one per line, in source order.
@@ -112,7 +209,12 @@ pub(crate) fn find_errors(
     text: &str,
     deadline: Instant,
 ) -> Result<Vec<SyntaxError>, SyntaxCheckError> {
-    let tree = parse(language, &parse_input(language, text), deadline)?;
+    let tree = parse(language, &parse_input(language, text), None, deadline)?;
+    Ok(errors_in(language, &tree, text))
+}
+
+/// The syntax errors in `tree`, the parse of `text`.
+fn errors_in(language: Language, tree: &Tree, text: &str) -> Vec<SyntaxError> {
     let root = tree.root_node();
     let mut spots = Vec::new();
     collect(root, &mut spots);
@@ -128,10 +230,10 @@ pub(crate) fn find_errors(
     // worth reading, and the rest disappear once it is fixed. Deduplicating before
     // locating also keeps a huge one-line file from being scanned once per node.
     spots.dedup_by_key(|(node, _)| node.start_position().row);
-    Ok(spots
+    spots
         .into_iter()
         .map(|(node, problem)| located(node, text, problem.message(node, text)))
-        .collect())
+        .collect()
 }
 
 /// What is wrong at a node, before it is put into words.
@@ -179,7 +281,24 @@ fn parse_input(language: Language, text: &str) -> Cow<'_, [u8]> {
     Cow::Owned(bytes)
 }
 
-fn parse(language: Language, text: &[u8], deadline: Instant) -> Result<Tree, SyntaxCheckError> {
+/// Parses `input` again after editing `previous`'s tree by the one change between
+/// the two texts, so the parser reuses every subtree outside it.
+fn parse_edited(
+    previous: &Parsed,
+    input: &[u8],
+    deadline: Instant,
+) -> Result<Tree, SyntaxCheckError> {
+    let mut old_tree = previous.tree.clone();
+    old_tree.edit(&edit_between(&previous.input, input));
+    parse(previous.language, input, Some(&old_tree), deadline)
+}
+
+fn parse(
+    language: Language,
+    text: &[u8],
+    old_tree: Option<&Tree>,
+    deadline: Instant,
+) -> Result<Tree, SyntaxCheckError> {
     let mut parser = Parser::new();
     parser
         .set_language(&language.grammar())
@@ -198,10 +317,54 @@ fn parse(language: Language, text: &[u8], deadline: Instant) -> Result<Tree, Syn
     parser
         .parse_with_options(
             &mut |offset, _| text.get(offset..).unwrap_or_default(),
-            None,
+            old_tree,
             Some(options),
         )
         .ok_or(SyntaxCheckError::TooSlow)
+}
+
+/// The single edit that turns `old` into `new`: everything between their common
+/// prefix and their common suffix, widened to whole UTF-8 characters.
+fn edit_between(old: &[u8], new: &[u8]) -> InputEdit {
+    let is_inside_char = |text: &[u8], at: usize| text.get(at).is_some_and(|b| b & 0xC0 == 0x80);
+    let mut start = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+    while start > 0 && (is_inside_char(old, start) || is_inside_char(new, start)) {
+        start -= 1;
+    }
+    let longest_suffix = old.len().min(new.len()) - start;
+    let suffix = old
+        .iter()
+        .rev()
+        .zip(new.iter().rev())
+        .take(longest_suffix)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let (mut old_end, mut new_end) = (old.len() - suffix, new.len() - suffix);
+    while is_inside_char(old, old_end) {
+        old_end += 1;
+        new_end += 1;
+    }
+    InputEdit {
+        start_byte: start,
+        old_end_byte: old_end,
+        new_end_byte: new_end,
+        start_position: point_at(old, start),
+        old_end_position: point_at(old, old_end),
+        new_end_position: point_at(new, new_end),
+    }
+}
+
+/// The row and byte column of offset `at` in `text`.
+fn point_at(text: &[u8], at: usize) -> Point {
+    let before = &text[..at];
+    let line_start = before
+        .iter()
+        .rposition(|&byte| byte == b'\n')
+        .map_or(0, |newline| newline + 1);
+    Point {
+        row: before.iter().filter(|&&byte| byte == b'\n').count(),
+        column: at - line_start,
+    }
 }
 
 /// Walks only the subtrees that contain errors. An ERROR or MISSING node is reported
@@ -413,6 +576,15 @@ pub(super) mod tests {
 
     use super::*;
 
+    /// A check without a kept parse: the reference every incremental check must match.
+    fn check_fresh(
+        language: Language,
+        before: Option<&str>,
+        after: &str,
+    ) -> Result<Findings, SyntaxCheckError> {
+        check(language, before, after, PARSE_BUDGET, None).map(|checked| checked.findings)
+    }
+
     fn errors(language: Language, text: &str) -> Vec<SyntaxError> {
         find_errors(language, text, Instant::now() + PARSE_BUDGET).unwrap()
     }
@@ -590,6 +762,19 @@ pub(super) mod tests {
                 spot(1, 10, "expected an indented block after `:`"),
             ),
             ("  x = 1\n", spot(1, 3, "unexpected indent")),
+            // Blocks under every kind of clause are checked.
+            (
+                "try:\n    pass\nexcept E:\n    a = 1\n  b = 2\n",
+                spot(5, 3, unindent),
+            ),
+            (
+                "@d\ndef f():\n    with o:\n        a = 1\n      b = 2\n",
+                spot(5, 7, unindent),
+            ),
+            (
+                "for i in x:\n    pass\nelse:\n    a = 1\n      b = 2\n",
+                spot(5, 7, "unexpected indent"),
+            ),
         ] {
             assert_eq!(spots(Language::Python, text), vec![expected], "{text}");
         }
@@ -692,7 +877,7 @@ class A(Base):
     }
 
     fn classify_texts(before: &str, after: &str) -> (Vec<usize>, Vec<usize>) {
-        let findings = check(Language::Rust, Some(before), after, PARSE_BUDGET).unwrap();
+        let findings = check_fresh(Language::Rust, Some(before), after).unwrap();
         let rows = |errors: &[SyntaxError]| errors.iter().map(|e| e.row + 1).collect();
         (rows(&findings.new), rows(&findings.already_there))
     }
@@ -719,21 +904,211 @@ class A(Base):
 
     #[test]
     fn a_new_file_has_only_new_errors() {
-        let findings = check(Language::Rust, None, OLD_BREAKAGE, PARSE_BUDGET).unwrap();
+        let findings = check_fresh(Language::Rust, None, OLD_BREAKAGE).unwrap();
         assert_eq!(findings.new.len(), 1);
         assert!(findings.already_there.is_empty());
     }
 
     #[test]
     fn a_clean_file_skips_the_old_parse() {
-        let findings = check(Language::Rust, Some("fn ("), "fn a() {}\n", PARSE_BUDGET).unwrap();
+        let findings = check_fresh(Language::Rust, Some("fn ("), "fn a() {}\n").unwrap();
         assert_eq!(findings, Findings::default());
     }
 
     #[test]
     fn a_parse_over_budget_gives_up() {
         let text = "{\"a\": [1, 2, 3]}\n".repeat(20_000);
-        let error = check(Language::Json, None, &text, Duration::ZERO).unwrap_err();
+        let error = check(Language::Json, None, &text, Duration::ZERO, None)
+            .map(|checked| checked.findings)
+            .unwrap_err();
         assert!(matches!(error, SyntaxCheckError::TooSlow), "{error}");
+    }
+
+    #[test]
+    fn the_edit_spans_what_differs_in_whole_characters() {
+        let edit = edit_between(b"ab\ncd\nef", b"ab\ncXd\nef");
+        assert_eq!(
+            (edit.start_byte, edit.old_end_byte, edit.new_end_byte),
+            (4, 4, 5)
+        );
+        assert_eq!(edit.start_position, Point { row: 1, column: 1 });
+        assert_eq!(edit.new_end_position, Point { row: 1, column: 2 });
+        // é and è share their first byte: the edit starts at the character.
+        let edit = edit_between("aé".as_bytes(), "aè".as_bytes());
+        assert_eq!(
+            (edit.start_byte, edit.old_end_byte, edit.new_end_byte),
+            (1, 3, 3)
+        );
+        // Deleting one of two equal lines: prefix and suffix do not overlap.
+        let edit = edit_between(b"x\nx\n", b"x\n");
+        assert_eq!(
+            (edit.start_byte, edit.old_end_byte, edit.new_end_byte),
+            (2, 4, 2)
+        );
+        assert_eq!(edit.old_end_position, Point { row: 2, column: 0 });
+    }
+
+    /// `check` of `before` → `after`, given the kept parse of `before`.
+    fn check_after_previous(language: Language, before: &str, after: &str) -> Findings {
+        let previous = check(language, None, before, PARSE_BUDGET, None)
+            .unwrap()
+            .parsed;
+        check(language, Some(before), after, PARSE_BUDGET, Some(previous))
+            .unwrap()
+            .findings
+    }
+
+    #[test]
+    fn a_kept_parse_gives_the_findings_of_a_full_parse() {
+        let after = format!("{OLD_BREAKAGE}fn b() {{\n    let y = 2\n    y\n}}\n");
+        for (before, after) in [
+            (OLD_BREAKAGE, after.as_str()),
+            ("fn a() {}\n", "fn a() {\n"),
+            ("fn a() {\n", "fn a() {}\n"),
+        ] {
+            assert_eq!(
+                check_after_previous(Language::Rust, before, after),
+                check_fresh(Language::Rust, Some(before), after).unwrap(),
+                "{before:?} -> {after:?}"
+            );
+        }
+        let python = "def f():\n    return 1\n";
+        let misindented = "def f():\n    x = 1\n      return x\n";
+        assert_eq!(
+            check_after_previous(Language::Python, python, misindented),
+            check_fresh(Language::Python, Some(python), misindented).unwrap()
+        );
+    }
+
+    #[test]
+    fn a_parse_of_another_language_is_not_used() {
+        let previous = check(Language::Json, None, "[1]\n", PARSE_BUDGET, None)
+            .unwrap()
+            .parsed;
+        let checked = check(Language::Rust, None, "fn (", PARSE_BUDGET, Some(previous)).unwrap();
+        assert_eq!(
+            checked.findings,
+            check_fresh(Language::Rust, None, "fn (").unwrap()
+        );
+        assert_eq!(checked.parsed.language, Language::Rust);
+    }
+
+    #[test]
+    fn the_cache_keeps_the_latest_parse_of_recent_small_files() {
+        let parsed = |text: &str| {
+            check(Language::Json, None, text, PARSE_BUDGET, None)
+                .unwrap()
+                .parsed
+        };
+        let mut cache = ParseCache::default();
+        for i in 0..=ParseCache::FILES {
+            cache.keep(Path::new(&format!("{i}.json")), parsed("[1]"));
+        }
+        assert!(cache.take(Path::new("0.json")).is_none(), "the oldest goes");
+        cache.keep(Path::new("1.json"), parsed("[2]"));
+        assert_eq!(cache.take(Path::new("1.json")).unwrap().input, b"[2]");
+        assert!(cache.take(Path::new("1.json")).is_none(), "taking removes");
+        // One string token: quick to parse even in a debug build.
+        let big = format!("\"{}\"", "a".repeat(ParseCache::MAX_BYTES));
+        cache.keep(Path::new("big.json"), parsed(&big));
+        assert!(cache.take(Path::new("big.json")).is_none());
+    }
+
+    mod incremental {
+        use pretty_assertions::assert_eq;
+        use proptest::prelude::*;
+
+        use super::*;
+
+        /// Lines a sample is built from and edited with, some of them broken.
+        const RUST_LINES: &[&str] = &[
+            "fn a(x: u64) -> u64 {",
+            "    let y = x * 3;",
+            "    y ^ (y >> 7)",
+            "}",
+            "",
+            "    let z = ;",
+            "struct S { a: u8 }",
+            "    if x > 1 {",
+            "// é comment",
+        ];
+        const PYTHON_LINES: &[&str] = &[
+            "def f(x):",
+            "    y = x * 3",
+            "    return y",
+            "",
+            "class C:",
+            "  pass",
+            "    z = (1,",
+            "x = 'é'",
+        ];
+
+        fn text(lines: &[&str], picks: &[usize]) -> String {
+            picks
+                .iter()
+                .map(|&pick| format!("{}\n", lines[pick % lines.len()]))
+                .collect()
+        }
+
+        /// Replaces, inserts or deletes one line at each step.
+        fn edited(
+            lines: &[&str],
+            picks: &[usize],
+            (at, kind, pick): (usize, u8, usize),
+        ) -> Vec<usize> {
+            let mut picks = picks.to_vec();
+            let at = at % (picks.len() + 1);
+            let line = pick % lines.len();
+            match kind % 3 {
+                0 if at < picks.len() => picks[at] = line,
+                1 if at < picks.len() => {
+                    picks.remove(at);
+                }
+                _ => picks.insert(at, line),
+            }
+            picks
+        }
+
+        fn same_as_full_parses(
+            language: Language,
+            lines: &[&str],
+            picks: Vec<usize>,
+            edits: &[(usize, u8, usize)],
+        ) {
+            let mut picks = picks;
+            let mut before = text(lines, &picks);
+            let mut kept = check(language, None, &before, PARSE_BUDGET, None)
+                .unwrap()
+                .parsed;
+            for &edit in edits {
+                picks = edited(lines, &picks, edit);
+                let after = text(lines, &picks);
+                let checked =
+                    check(language, Some(&before), &after, PARSE_BUDGET, Some(kept)).unwrap();
+                assert_eq!(
+                    checked.findings,
+                    check_fresh(language, Some(&before), &after).unwrap(),
+                    "{before:?} -> {after:?}"
+                );
+                kept = checked.parsed;
+                before = after;
+            }
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(64))]
+
+            #[test]
+            fn rust_edits(picks in prop::collection::vec(0usize..32, 0..24),
+                          edits in prop::collection::vec((0usize..32, 0u8..3, 0usize..32), 1..6)) {
+                same_as_full_parses(Language::Rust, RUST_LINES, picks, &edits);
+            }
+
+            #[test]
+            fn python_edits(picks in prop::collection::vec(0usize..32, 0..24),
+                            edits in prop::collection::vec((0usize..32, 0u8..3, 0usize..32), 1..6)) {
+                same_as_full_parses(Language::Python, PYTHON_LINES, picks, &edits);
+            }
+        }
     }
 }

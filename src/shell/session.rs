@@ -540,7 +540,7 @@ fn command(launch: &Launch<'_>, scratch: &Path) -> CommandBuilder {
 
 /// Reads the terminal until it closes, passing frames on. Output the session does
 /// not want (between commands) never leaves the scanner, so a chatty background job
-/// cannot fill the channel while no command runs.
+/// cannot fill the channel while no command runs; begin markers stay here too.
 fn spawn_reader(
     mut reader: Box<dyn Read + Send>,
     mut scanner: Scanner,
@@ -559,7 +559,12 @@ fn spawn_reader(
                     Err(_) => return,
                 };
                 scanner.push(&buffer[..count], &mut ready);
-                for frame in ready.drain(..) {
+                // The session does not wait for a command's start: passing it on
+                // would only wake the session once more per command.
+                let wanted = ready
+                    .drain(..)
+                    .filter(|frame| !matches!(frame, Frame::Begin(_)));
+                for frame in wanted {
                     if frames.blocking_send(frame).is_err() {
                         return;
                     }

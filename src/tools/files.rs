@@ -318,13 +318,24 @@ fn write_atomically(
 /// followed (they could lead out of the workspace), entries in name order so results
 /// are stable. A file as `base` yields just that file.
 pub(crate) fn walk(base: &Path) -> ignore::Walk {
-    ignore::WalkBuilder::new(base)
+    walker(base).sort_by_file_name(|a, b| a.cmp(b)).build()
+}
+
+/// The same walk spread over one thread per core. Entries come in no particular
+/// order: the caller sorts what it keeps (by path, which gives [`walk`]'s order).
+pub(crate) fn walk_parallel(base: &Path) -> ignore::WalkParallel {
+    walker(base).build_parallel()
+}
+
+/// The walk settings [`walk`] and [`walk_parallel`] share.
+fn walker(base: &Path) -> ignore::WalkBuilder {
+    let mut builder = ignore::WalkBuilder::new(base);
+    builder
         .hidden(false)
         .require_git(false)
         .follow_links(false)
-        .filter_entry(|entry| entry.file_name() != ".git")
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .build()
+        .filter_entry(|entry| entry.file_name() != ".git");
+    builder
 }
 
 /// Runs file work on the blocking pool so a slow disk or a huge walk does not stall

@@ -2,25 +2,29 @@
 //!
 //! Owns: the search (regex, case, context lines), the three output modes, the glob
 //! filter, skipping binary files, and the cap on what is shown.
-//! Does not own: the walk's ignore rules (shared with glob in [`super::files::walk`])
-//! or the regex engine.
+//! Does not own: the walk's ignore rules (shared with glob, see
+//! [`super::files::walk_parallel`]) or the regex engine.
+//! Files are searched on one thread per core and the report is built afterwards in
+//! path order, so the output does not depend on thread timing.
 //! Invariant: only files under the resolved search path are searched; output never
 //! exceeds [`MAX_SHOWN`] entries or [`MAX_BYTES`] bytes, and when anything is left out
 //! the result says how much and how to narrow the search.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{
     BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,
 };
 use ignore::overrides::{Override, OverrideBuilder};
+use ignore::{DirEntry, WalkState};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::files::{blocking, interrupted, metadata_if_exists, not_found, walk};
+use super::files::{blocking, interrupted, metadata_if_exists, not_found, walk_parallel};
 use super::text::{count, cut_long_line, human_size, thousands};
 use super::{Concurrency, Tool, ToolCtx, ToolError, ToolOutput, Workspace, parse_args, schema_for};
 
@@ -172,44 +176,113 @@ struct Search<'a> {
 }
 
 impl Search<'_> {
+    /// Searches every file in parallel, then builds the report in path order. Only the
+    /// counts of the parallel pass are kept; in content mode the first files with
+    /// matches are searched again for their lines until the output is full, so memory
+    /// stays bounded by the cap however many files match.
     fn run(&self, target: &Path) -> Result<Report, ToolError> {
-        let mut searcher = SearcherBuilder::new()
-            .line_number(true)
-            .before_context(self.context)
-            .after_context(self.context)
-            .binary_detection(BinaryDetection::quit(0))
-            .build();
+        let scan = self.scan(target)?;
         let mut report = Report::new(self.mode, self.context > 0);
-        for entry in walk(target) {
-            if self.cancel.is_cancelled() {
-                return Err(interrupted("grep"));
-            }
-            let Ok(entry) = entry else {
-                report.unreadable += 1;
-                continue;
+        report.unreadable = scan.unreadable;
+        let mut searcher = self.searcher(self.context);
+        for file in scan.files {
+            let sink = if self.mode == OutputMode::Content && report.room() > 0 {
+                let mut sink = FileSink::new(self, report.room());
+                if searcher
+                    .search_path(self.matcher, &file.path, &mut sink)
+                    .is_err()
+                {
+                    report.unreadable += 1;
+                    continue;
+                }
+                sink
+            } else {
+                FileSink::counted(self, &file)
             };
-            if !entry.file_type().is_some_and(|kind| kind.is_file()) {
-                continue;
-            }
-            let path = entry.path();
-            if self
-                .filter
-                .is_some_and(|filter| filter.matched(path, false).is_ignore())
-            {
-                continue;
-            }
-            let mut sink = FileSink::new(self, report.room());
-            if searcher.search_path(self.matcher, path, &mut sink).is_err() {
-                report.unreadable += 1;
-                continue;
-            }
             if self.cancel.is_cancelled() {
                 return Err(interrupted("grep"));
             }
-            report.add(&self.workspace.display(path), sink);
+            report.add(&self.workspace.display(&file.path), sink);
         }
         Ok(report)
     }
+
+    fn searcher(&self, context: usize) -> Searcher {
+        SearcherBuilder::new()
+            .line_number(true)
+            .before_context(context)
+            .after_context(context)
+            .binary_detection(BinaryDetection::quit(0))
+            .build()
+    }
+
+    /// Counts the matching lines of every file under `target`, one walker thread per
+    /// core; the files worth reporting come back sorted by path.
+    fn scan(&self, target: &Path) -> Result<Scan, ToolError> {
+        let scan = Mutex::new(Scan::default());
+        walk_parallel(target).run(|| {
+            let mut searcher = self.searcher(0);
+            let scan = &scan;
+            Box::new(move |entry| self.scan_entry(&mut searcher, entry, scan))
+        });
+        if self.cancel.is_cancelled() {
+            return Err(interrupted("grep"));
+        }
+        let mut scan = scan.into_inner().unwrap_or_else(PoisonError::into_inner);
+        scan.files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+        Ok(scan)
+    }
+
+    fn scan_entry(
+        &self,
+        searcher: &mut Searcher,
+        entry: Result<DirEntry, ignore::Error>,
+        scan: &Mutex<Scan>,
+    ) -> WalkState {
+        if self.cancel.is_cancelled() {
+            return WalkState::Quit;
+        }
+        let lock = || scan.lock().unwrap_or_else(PoisonError::into_inner);
+        let Ok(entry) = entry else {
+            lock().unreadable += 1;
+            return WalkState::Continue;
+        };
+        let path = entry.path();
+        let searchable = entry.file_type().is_some_and(|kind| kind.is_file())
+            && !self
+                .filter
+                .is_some_and(|filter| filter.matched(path, false).is_ignore());
+        if !searchable {
+            return WalkState::Continue;
+        }
+        // No room: the sink only counts.
+        let mut sink = FileSink::new(self, 0);
+        if searcher.search_path(self.matcher, path, &mut sink).is_err() {
+            lock().unreadable += 1;
+        } else if sink.binary || sink.matched_lines > 0 {
+            lock().files.push(Scanned {
+                path: entry.into_path(),
+                matched_lines: sink.matched_lines,
+                binary: sink.binary,
+            });
+        }
+        WalkState::Continue
+    }
+}
+
+/// What the parallel pass found.
+#[derive(Default)]
+struct Scan {
+    /// Files with matches or binary content, sorted by path once the walk is done.
+    files: Vec<Scanned>,
+    unreadable: usize,
+}
+
+/// One file the report mentions.
+struct Scanned {
+    path: PathBuf,
+    matched_lines: u64,
+    binary: bool,
 }
 
 /// A line kept for content mode.
@@ -237,6 +310,15 @@ struct FileSink<'a> {
 }
 
 impl<'a> FileSink<'a> {
+    /// A sink that keeps only what was counted in the parallel pass.
+    fn counted(search: &Search<'a>, file: &Scanned) -> Self {
+        Self {
+            matched_lines: file.matched_lines,
+            binary: file.binary,
+            ..Self::new(search, 0)
+        }
+    }
+
     fn new(search: &Search<'a>, room: usize) -> Self {
         Self {
             mode: search.mode,
@@ -654,6 +736,78 @@ mod tests {
             content.contains("[showing 200 of 203 files with matches"),
             "{content}"
         );
+    }
+
+    /// Files created in an order unlike the walk's (each directory's entries by name,
+    /// depth first); returns them in the walk's order.
+    fn nested_tree(fx: &Fixture) -> [&'static str; 6] {
+        for name in [
+            "b0.txt",
+            "a.txt",
+            "b/a.txt",
+            "a-b.txt",
+            "a/z/deep.txt",
+            "a/b.txt",
+        ] {
+            fx.file(name, "hit\n");
+        }
+        [
+            "a/b.txt",
+            "a/z/deep.txt",
+            "a-b.txt",
+            "a.txt",
+            "b/a.txt",
+            "b0.txt",
+        ]
+    }
+
+    #[tokio::test]
+    async fn files_come_in_path_order_whatever_the_threads_do() {
+        let fx = Fixture::new();
+        let expected = nested_tree(&fx);
+        for _ in 0..5 {
+            let files = fx
+                .ok(&Grep, json!({"pattern": "hit", "output_mode": "files"}))
+                .await;
+            assert_eq!(files.lines().collect::<Vec<_>>(), expected);
+        }
+    }
+
+    #[tokio::test]
+    async fn the_cap_keeps_the_first_files_in_path_order() {
+        let fx = Fixture::new();
+        for i in (0..MAX_SHOWN + 50).rev() {
+            fx.file(&format!("d{}/f{i:03}.txt", i % 7), "hit\nhit\n");
+        }
+        let output = fx.call(&Grep, json!({"pattern": "hit"})).await.unwrap();
+        let mut expected: Vec<String> = (0..MAX_SHOWN + 50)
+            .map(|i| format!("d{}/f{i:03}.txt", i % 7))
+            .collect();
+        expected.sort();
+        let shown: Vec<String> = expected
+            .iter()
+            .flat_map(|path| [format!("{path}:1:hit"), format!("{path}:2:hit")])
+            .take(MAX_SHOWN)
+            .collect();
+        let lines: Vec<&str> = output.content.lines().collect();
+        assert_eq!(lines[..MAX_SHOWN], shown);
+        assert!(
+            lines[MAX_SHOWN].starts_with("[showing 200 of 500 matching lines (250 files)"),
+            "{}",
+            lines[MAX_SHOWN]
+        );
+        assert_eq!(output.summary, "grep hit: 500 matching lines in 250 files");
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_search_stops() {
+        let fx = sample();
+        fx.ctx.cancel.cancel();
+        let error = fx
+            .call(&Grep, json!({"pattern": "todo"}))
+            .await
+            .unwrap_err();
+        assert!(error.to_string().contains("interrupted"), "{error}");
     }
 
     #[tokio::test]
