@@ -8,6 +8,7 @@
 //! broken invariant), which is what the fuzzer looks for.
 
 use std::path::Path;
+use std::sync::LazyLock;
 
 use bytes::Bytes;
 use futures::StreamExt as _;
@@ -101,14 +102,17 @@ impl TrackedFiles for NothingTracked {
     }
 }
 
+/// Compiling the default protected-path globs costs far more than classifying one
+/// command; a fuzzer that did it per input would spend its time there.
+static PROTECTED: LazyLock<ProtectedPaths> = LazyLock::new(ProtectedPaths::default);
+
 pub fn shell_command(data: &[u8]) {
     let command = String::from_utf8_lossy(data);
-    let protected = ProtectedPaths::default();
     let context = CommandContext {
         root: Path::new("/repo"),
         cwd: Path::new("/repo/src"),
         tracked: &NothingTracked,
-        protected: &protected,
+        protected: &PROTECTED,
     };
     let _ = classify(&command, &context);
 }
