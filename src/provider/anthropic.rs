@@ -669,7 +669,7 @@ mod tests {
     use crate::provider::Wire;
     use crate::provider::http::testing::serve;
     use crate::provider::stream::testing::{
-        Outcome, assert_decodes_fixture, collect, decode_whole, read_and_grep_calls,
+        Outcome, assert_decodes_fixture, call, collect, decode_whole, read_and_grep_calls, result,
     };
 
     const FIXTURE: &str =
@@ -695,22 +695,6 @@ mod tests {
 
     fn text(text: &str) -> Block {
         Block::Text { text: text.into() }
-    }
-
-    fn call(id: &str, name: &str, arguments: &str) -> Block {
-        Block::ToolCall(ToolCall {
-            id: id.into(),
-            name: name.into(),
-            arguments: arguments.into(),
-        })
-    }
-
-    fn result(call_id: &str, content: &str, is_error: bool) -> Block {
-        Block::ToolResult(ToolResult {
-            call_id: call_id.into(),
-            content: content.into(),
-            is_error,
-        })
     }
 
     fn tool(name: &str) -> ToolSpec {

@@ -640,12 +640,12 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     use super::*;
+    use crate::provider::Wire;
     use crate::provider::http::testing::serve;
     use crate::provider::stream::testing::{
-        Outcome, assert_chunking_invariant, assert_decodes_fixture, collect, decode_whole,
-        read_and_grep_calls,
+        Outcome, assert_chunking_invariant, assert_decodes_fixture, call, collect, decode_whole,
+        read_and_grep_calls, result,
     };
-    use crate::provider::{ToolResult, Wire};
 
     const FIXTURE: &str =
         include_str!("../../tests/fixtures/openai_responses/reasoning_text_two_tools.sse");
@@ -662,22 +662,6 @@ mod tests {
 
     fn body_json(request: &ModelRequest) -> Value {
         serde_json::to_value(request_body("gpt-test", request, true)).unwrap()
-    }
-
-    fn call(id: &str, name: &str, arguments: &str) -> Block {
-        Block::ToolCall(ToolCall {
-            id: id.into(),
-            name: name.into(),
-            arguments: arguments.into(),
-        })
-    }
-
-    fn result(call_id: &str, content: &str, is_error: bool) -> Block {
-        Block::ToolResult(ToolResult {
-            call_id: call_id.into(),
-            content: content.into(),
-            is_error,
-        })
     }
 
     fn reasoning_item(id: &str) -> Value {
