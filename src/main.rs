@@ -489,7 +489,7 @@ fn model_client(cli: &Cli, settings: &Settings) -> anyhow::Result<Arc<dyn ModelC
         return Ok(provider::connect(
             settings.endpoint.clone(),
             settings.idle_timeout,
-        )?);
+        ));
     };
     let script = Script::from_file(file)?;
     Ok(Arc::new(ReplayClient::new(

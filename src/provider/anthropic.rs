@@ -1177,7 +1177,7 @@ mod tests {
     async fn streams_from_a_server_with_the_documented_request() {
         let addr = serve(Router::new().route("/v1/messages", post(recorded_stream))).await;
         let client = AnthropicClient::new(
-            http::Transport::new(http::DEFAULT_IDLE_TIMEOUT).unwrap(),
+            http::Transport::new(http::DEFAULT_IDLE_TIMEOUT),
             endpoint(format!("http://{addr}/"), Some("sk-ant-test")),
         );
         assert_eq!(client.model(), "claude-test");
@@ -1203,7 +1203,7 @@ mod tests {
         );
         let addr = serve(router).await;
         let client = AnthropicClient::new(
-            http::Transport::new(http::DEFAULT_IDLE_TIMEOUT).unwrap(),
+            http::Transport::new(http::DEFAULT_IDLE_TIMEOUT),
             endpoint(format!("http://{addr}"), None),
         );
         let err = client

@@ -10,6 +10,8 @@
 use std::time::Duration;
 
 use bytes::Bytes;
+use futures::channel::oneshot;
+use futures::future::{BoxFuture, FutureExt, Shared};
 use futures::{Stream, StreamExt};
 use reqwest::header::{self, HeaderMap, HeaderValue};
 use serde::Serialize;
@@ -33,26 +35,52 @@ const MAX_ERROR_MESSAGE_CHARS: usize = 500;
 /// The HTTP client every model client shares, and the idle watchdog it enforces: a
 /// response (headers or body) silent for `idle_timeout` fails with
 /// [`ProviderError::Idle`].
-#[derive(Clone, Debug)]
+///
+/// Building the client loads the system's trust store (every certificate under
+/// `/etc/ssl/certs`), which takes longer than drawing duet's first frame. So it is
+/// built on a thread of its own while duet starts, and the first request waits for it
+/// (by then it is long ready: a person is typing).
+#[derive(Clone)]
 pub struct Transport {
-    http: reqwest::Client,
+    http: Shared<BoxFuture<'static, Result<reqwest::Client, String>>>,
     idle_timeout: Duration,
 }
 
+impl std::fmt::Debug for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transport")
+            .field("ready", &self.http.peek().is_some())
+            .field("idle_timeout", &self.idle_timeout)
+            .finish()
+    }
+}
+
 impl Transport {
-    pub fn new(idle_timeout: Duration) -> Result<Self, ProviderError> {
-        install_crypto_provider();
-        let http = reqwest::Client::builder()
-            .user_agent(USER_AGENT)
-            .connect_timeout(CONNECT_TIMEOUT)
-            // Applies to every read, so it fires after `idle_timeout` without a byte,
-            // however long the whole response takes.
-            .read_timeout(idle_timeout)
-            .build()
-            .map_err(|err| {
-                ProviderError::Setup(format!("cannot build the HTTP client: {}", describe(err)))
-            })?;
-        Ok(Self { http, idle_timeout })
+    /// Starts building the client; a failure to build it is the first request's error.
+    pub fn new(idle_timeout: Duration) -> Self {
+        let (built_tx, built_rx) = oneshot::channel();
+        let build = move || {
+            let _ = built_tx.send(build_client(idle_timeout));
+        };
+        if let Err(error) = std::thread::Builder::new()
+            .name("duet-http-setup".into())
+            .spawn(build)
+        {
+            tracing::warn!("cannot start the HTTP setup thread: {error}");
+        }
+        let http = built_rx
+            .map(|built| {
+                built.unwrap_or_else(|_| {
+                    Err("the HTTP client could not be set up (no thread)".into())
+                })
+            })
+            .boxed()
+            .shared();
+        Self { http, idle_timeout }
+    }
+
+    async fn client(&self) -> Result<reqwest::Client, ProviderError> {
+        self.http.clone().await.map_err(ProviderError::Setup)
     }
 
     /// POSTs `body` as JSON to `url` and decodes the streamed answer with `decoder`.
@@ -86,7 +114,8 @@ impl Transport {
             HeaderValue::from_static("text/event-stream"),
         );
         let response = self
-            .http
+            .client()
+            .await?
             .post(url)
             .headers(headers)
             .body(body)
@@ -128,6 +157,18 @@ impl Transport {
             })
         })
     }
+}
+
+fn build_client(idle_timeout: Duration) -> Result<reqwest::Client, String> {
+    install_crypto_provider();
+    reqwest::Client::builder()
+        .user_agent(USER_AGENT)
+        .connect_timeout(CONNECT_TIMEOUT)
+        // Applies to every read, so it fires after `idle_timeout` without a byte,
+        // however long the whole response takes.
+        .read_timeout(idle_timeout)
+        .build()
+        .map_err(|err| format!("cannot build the HTTP client: {}", describe(err)))
 }
 
 /// reqwest is built without a rustls crypto provider, so the process needs a default.
@@ -292,7 +333,7 @@ mod tests {
     use super::*;
 
     fn transport() -> Transport {
-        Transport::new(DEFAULT_IDLE_TIMEOUT).unwrap()
+        Transport::new(DEFAULT_IDLE_TIMEOUT)
     }
 
     /// The body's items up to and including its first error (reqwest keeps returning
@@ -536,7 +577,7 @@ mod tests {
         );
         let url = format!("http://{}/stall", serve(router).await);
         let timeout = Duration::from_millis(200);
-        let transport = Transport::new(timeout).unwrap();
+        let transport = Transport::new(timeout);
         let response = transport
             .post_streaming(&url, HeaderMap::new(), Vec::new())
             .await
@@ -562,7 +603,6 @@ mod tests {
         let url = format!("http://{}/slow", serve(router).await);
         let timeout = Duration::from_millis(200);
         let err = Transport::new(timeout)
-            .unwrap()
             .post_streaming(&url, HeaderMap::new(), Vec::new())
             .await
             .unwrap_err();

@@ -122,17 +122,15 @@ pub trait ModelClient: Send + Sync {
 }
 
 /// Builds the client for `endpoint`. A response silent for `idle_timeout` (no byte of
-/// headers or body) fails with [`ProviderError::Idle`].
-pub fn connect(
-    endpoint: Endpoint,
-    idle_timeout: Duration,
-) -> Result<Arc<dyn ModelClient>, ProviderError> {
-    let transport = http::Transport::new(idle_timeout)?;
-    Ok(match endpoint.wire {
+/// headers or body) fails with [`ProviderError::Idle`]; a transport that could not be
+/// set up fails the first request with [`ProviderError::Setup`].
+pub fn connect(endpoint: Endpoint, idle_timeout: Duration) -> Arc<dyn ModelClient> {
+    let transport = http::Transport::new(idle_timeout);
+    match endpoint.wire {
         Wire::Anthropic => Arc::new(anthropic::AnthropicClient::new(transport, endpoint)),
         Wire::OpenAiChat => Arc::new(openai_chat::OpenAiChatClient::new(transport, endpoint)),
         Wire::OpenAiResponses => Arc::new(openai_responses::OpenAiResponsesClient::new(
             transport, endpoint,
         )),
-    })
+    }
 }

@@ -1133,7 +1133,7 @@ mod tests {
     async fn streams_from_a_server_with_the_documented_request() {
         let addr = serve(Router::new().route("/v1/chat/completions", post(recorded_stream))).await;
         let client = OpenAiChatClient::new(
-            http::Transport::new(http::DEFAULT_IDLE_TIMEOUT).unwrap(),
+            http::Transport::new(http::DEFAULT_IDLE_TIMEOUT),
             endpoint(format!("http://{addr}/v1/"), Some("sk-test")),
         );
         assert_eq!(client.model(), "gpt-test");
@@ -1163,7 +1163,7 @@ mod tests {
         );
         let addr = serve(router).await;
         let client = OpenAiChatClient::new(
-            http::Transport::new(http::DEFAULT_IDLE_TIMEOUT).unwrap(),
+            http::Transport::new(http::DEFAULT_IDLE_TIMEOUT),
             endpoint(format!("http://{addr}/v1"), None),
         );
         let err = client

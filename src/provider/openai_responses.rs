@@ -1088,7 +1088,7 @@ mod tests {
     async fn streams_from_a_server_at_base_slash_responses() {
         let addr = serve(Router::new().route("/v1/responses", post(recorded_stream))).await;
         let client = OpenAiResponsesClient::new(
-            http::Transport::new(http::DEFAULT_IDLE_TIMEOUT).unwrap(),
+            http::Transport::new(http::DEFAULT_IDLE_TIMEOUT),
             Endpoint {
                 wire: Wire::OpenAiResponses,
                 base_url: format!("http://{addr}/v1/"),
@@ -1134,7 +1134,7 @@ mod tests {
             .with_state(seen.clone());
         let addr = serve(router).await;
         let client = OpenAiResponsesClient::new(
-            http::Transport::new(http::DEFAULT_IDLE_TIMEOUT).unwrap(),
+            http::Transport::new(http::DEFAULT_IDLE_TIMEOUT),
             Endpoint {
                 wire: Wire::OpenAiResponses,
                 base_url: format!("http://{addr}/v1"),

@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crossterm::event::{Event as TermEvent, EventStream, MouseEventKind};
-use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
 use futures::StreamExt;
+use futures::future::{BoxFuture, FutureExt, Shared};
+use ratatui::layout::Size;
 use tokio::sync::mpsc;
 
 use crate::agent::{AgentHandle, Command, Event};
@@ -37,6 +38,10 @@ pub struct TuiOptions {
     /// Sent as the first message, as if the user had typed it.
     pub initial_message: Option<String>,
 }
+
+/// The commit HEAD pointed at when the session started (`None` outside a repository
+/// or before the first commit), found on a blocking thread; `/diff` compares with it.
+type StartCommit = Shared<BoxFuture<'static, Option<String>>>;
 
 /// Results of work done off the loop.
 enum Background {
@@ -71,12 +76,13 @@ pub async fn run(
     }
     let (background_tx, mut background) = mpsc::unbounded_channel();
     refresh_git(&options.workspace, &background_tx);
+    // Found off the loop: opening the repository takes longer than the first frame.
     let start_commit = {
         let workspace = options.workspace.clone();
         tokio::task::spawn_blocking(move || git::head_commit(&workspace))
-            .await
-            .ok()
-            .flatten()
+            .map(|found| found.ok().flatten())
+            .boxed()
+            .shared()
     };
     let mut frames = FrameScheduler::default();
     frames.request();
@@ -92,7 +98,11 @@ pub async fn run(
             // (`DUET_LOG=duet::frames=debug`); filtered out, it costs one cached check.
             tracing::debug!(target: "duet::frames", frame = frames.count(), "frame drawn");
         }
-        let wake = [frames.deadline(), app.next_deadline(now)]
+        // Between frames the agent's events wait in their channel (see `frame.rs`), so
+        // a streaming model wakes the loop once a frame, not once a delta.
+        let output_deadline = frames.output_deadline(now);
+        let take_output = output_deadline.is_none();
+        let wake = [frames.deadline(), app.next_deadline(now), output_deadline]
             .into_iter()
             .flatten()
             .min();
@@ -100,11 +110,11 @@ pub async fn run(
             biased;
             _ = sigterm.recv() => Effect::Quit,
             key = input.next() => match key {
-                Some(Ok(event)) => on_terminal(&mut app, &term, event),
+                Some(Ok(event)) => on_terminal(&mut app, &mut term, event),
                 // The terminal is gone (closed tab, SIGHUP): nothing left to draw on.
                 Some(Err(_)) | None => Effect::Quit,
             },
-            event = events.recv() => match event {
+            event = events.recv(), if take_output => match event {
                 Some(event) => on_agent(&mut app, event, &mut events),
                 None => {
                     app.notice("the agent stopped; press Ctrl-C twice to quit", NoticeKind::Error);
@@ -157,16 +167,16 @@ pub async fn run(
 }
 
 fn draw(term: &mut Term, app: &mut App, now: Instant, inline: bool) -> io::Result<()> {
-    // Terminals that support synchronized output show the frame at once, never half of
-    // it; the others ignore the sequence.
-    crossterm::execute!(io::stdout(), BeginSynchronizedUpdate)?;
+    // One write per frame, wrapped in a synchronized update: terminals that support it
+    // show the frame at once, never half of it; the others ignore the sequence.
+    term.backend_mut().begin_frame()?;
     let drawn = (|| {
         if inline {
             print_finished(term, app)?;
         }
         term.draw(|frame| app.render(frame, now)).map(|_| ())
     })();
-    crossterm::execute!(io::stdout(), EndSynchronizedUpdate)?;
+    term.backend_mut().end_frame()?;
     drawn
 }
 
@@ -184,12 +194,15 @@ fn print_finished(term: &mut Term, app: &mut App) -> io::Result<()> {
     })
 }
 
-fn on_terminal(app: &mut App, term: &Term, event: TermEvent) -> Effect {
+fn on_terminal(app: &mut App, term: &mut Term, event: TermEvent) -> Effect {
     let width = term.size().map(|size| size.width).unwrap_or(80);
     match event {
         TermEvent::Key(key) => app.on_key(key, width, Instant::now()),
         TermEvent::Paste(text) => app.on_paste(&text),
-        TermEvent::Resize(..) => Effect::Redraw,
+        TermEvent::Resize(width, height) => {
+            term.backend_mut().resized(Size { width, height });
+            Effect::Redraw
+        }
         TermEvent::Mouse(mouse) => match mouse.kind {
             MouseEventKind::ScrollUp => app.scroll(true),
             MouseEventKind::ScrollDown => app.scroll(false),
@@ -255,20 +268,28 @@ fn refresh_git(workspace: &Path, results: &mpsc::UnboundedSender<Background>) {
     });
 }
 
-fn show_diff(workspace: &Path, start: Option<String>, results: &mpsc::UnboundedSender<Background>) {
+fn show_diff(workspace: &Path, start: StartCommit, results: &mpsc::UnboundedSender<Background>) {
     let workspace = workspace.to_path_buf();
     let results = results.clone();
-    tokio::task::spawn_blocking(move || {
-        let text = match start {
-            None => "/diff needs a git repository with a commit to compare against".to_string(),
-            Some(commit) => match git::diff_since(&workspace, &commit) {
-                Ok(diff) if diff.is_empty() => "no changes since the session started".into(),
-                Ok(diff) => diff,
-                Err(error) => format!("/diff failed: {error}"),
-            },
-        };
+    tokio::spawn(async move {
+        let start = start.await;
+        let text = tokio::task::spawn_blocking(move || diff_text(&workspace, start))
+            .await
+            .unwrap_or_else(|error| format!("/diff failed: {error}"));
         let _ = results.send(Background::Diff(text));
     });
+}
+
+/// The workspace's changes since `start`, or why there are none to show.
+fn diff_text(workspace: &Path, start: Option<String>) -> String {
+    match start {
+        None => "/diff needs a git repository with a commit to compare against".to_string(),
+        Some(commit) => match git::diff_since(workspace, &commit) {
+            Ok(diff) if diff.is_empty() => "no changes since the session started".into(),
+            Ok(diff) => diff,
+            Err(error) => format!("/diff failed: {error}"),
+        },
+    }
 }
 
 /// Writes `content` to a temp file named like `path`, runs the user's editor on it with

@@ -1,4 +1,4 @@
-//! When to draw.
+//! When to draw, and when to take the agent's output.
 //!
 //! Nothing draws directly: whatever changes the screen calls [`FrameScheduler::request`],
 //! and the event loop draws when [`FrameScheduler::due`] says so. Fifty requests within
@@ -6,15 +6,25 @@
 //! nothing requested the loop sleeps (no timer ticks while idle). Pure bookkeeping on
 //! explicit instants, so it is tested without a terminal or a clock. It also counts the
 //! frames drawn, which the event loop logs for the benchmarks (`bench/run`).
+//!
+//! The agent's output is taken in batches, at most [`OUTPUT_FPS`] times a second: a
+//! model streams a hundred small deltas a second, and waking, handling and drawing for
+//! each costs far more than the eye gains (text typing out at 30 frames a second looks
+//! the same). So after a frame, the loop leaves the agent's events waiting until
+//! [`FrameScheduler::output_due`]; keys and resizes still draw at up to [`MAX_FPS`].
 
 use std::time::{Duration, Instant};
 
 /// The most frames per second ever drawn.
 pub const MAX_FPS: u32 = 120;
 
+/// How often, at most, the agent's output is taken and drawn.
+pub const OUTPUT_FPS: u32 = 30;
+
 #[derive(Debug)]
 pub struct FrameScheduler {
     interval: Duration,
+    output_interval: Duration,
     last_draw: Option<Instant>,
     requested: bool,
     drawn: u64,
@@ -24,6 +34,7 @@ impl Default for FrameScheduler {
     fn default() -> Self {
         Self {
             interval: Duration::from_secs(1) / MAX_FPS,
+            output_interval: Duration::from_secs(1) / OUTPUT_FPS,
             last_draw: None,
             requested: false,
             drawn: 0,
@@ -56,6 +67,20 @@ impl FrameScheduler {
             && self
                 .last_draw
                 .is_none_or(|last| now >= last + self.interval)
+    }
+
+    /// Whether the agent's waiting events should be taken at `now`: once an output
+    /// interval has passed since the last frame.
+    pub fn output_due(&self, now: Instant) -> bool {
+        self.last_draw
+            .is_none_or(|last| now >= last + self.output_interval)
+    }
+
+    /// When the agent's events may be taken next; `None` when they may be now.
+    pub fn output_deadline(&self, now: Instant) -> Option<Instant> {
+        self.last_draw
+            .map(|last| last + self.output_interval)
+            .filter(|deadline| *deadline > now)
     }
 
     /// Records that a frame was drawn at `now`.
@@ -102,6 +127,25 @@ mod tests {
             !frames.due(next + Duration::from_secs(1)),
             "nothing new requested"
         );
+    }
+
+    #[test]
+    fn output_is_taken_at_most_once_an_output_interval_after_a_frame() {
+        let mut frames = FrameScheduler::default();
+        let start = Instant::now();
+        assert!(
+            frames.output_due(start),
+            "nothing drawn yet: take output now"
+        );
+        assert_eq!(frames.output_deadline(start), None);
+        frames.request();
+        frames.drawn(start);
+        let output_interval = Duration::from_secs(1) / OUTPUT_FPS;
+        let soon = start + Duration::from_secs(1) / MAX_FPS;
+        assert!(!frames.output_due(soon), "a key may draw now, output waits");
+        assert_eq!(frames.output_deadline(soon), Some(start + output_interval));
+        assert!(frames.output_due(start + output_interval));
+        assert_eq!(frames.output_deadline(start + output_interval), None);
     }
 
     #[test]

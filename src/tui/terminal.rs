@@ -2,17 +2,17 @@
 //! bracketed paste, mouse reporting, and putting all of it back — on a normal exit, on
 //! an error, on a panic, and around a child program such as `$EDITOR`.
 
-use std::io::{self, Stdout, Write};
+use std::io::{self, BufWriter, Stdout, Write};
 
 use crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
     KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
 };
 use crossterm::terminal::{
-    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
-    supports_keyboard_enhancement,
+    BeginSynchronizedUpdate, EndSynchronizedUpdate, EnterAlternateScreen, LeaveAlternateScreen,
+    disable_raw_mode, enable_raw_mode, supports_keyboard_enhancement,
 };
-use crossterm::{cursor, execute};
+use crossterm::{cursor, execute, queue};
 use ratatui::backend::{Backend, ClearType, CrosstermBackend, WindowSize};
 use ratatui::buffer::Cell;
 use ratatui::layout::{Position, Size};
@@ -20,26 +20,79 @@ use ratatui::{Terminal, TerminalOptions, Viewport};
 
 pub type Term = Terminal<TrackedCursor>;
 
-/// The crossterm backend, except that it never asks the terminal where the cursor is.
+/// The crossterm backend, except that it never asks the terminal where the cursor is
+/// or how big it is, and that a frame reaches the terminal in one write.
 ///
-/// Asking means writing a query and reading the reply from stdin — which the UI's input
-/// stream is reading too, so the reply is lost and the query fails after a timeout.
-/// ratatui asks when it clears or resizes an inline viewport; this backend answers with
-/// the last position it moved the cursor to, and queries the terminal once, at start,
-/// before any input is read.
+/// Asking where the cursor is means writing a query and reading the reply from stdin —
+/// which the UI's input stream is reading too, so the reply is lost and the query fails
+/// after a timeout. ratatui asks when it clears or resizes an inline viewport; this
+/// backend answers with the last position it moved the cursor to, and queries the
+/// terminal once, at start, before any input is read — only for an inline viewport: a
+/// full screen is always drawn at explicit positions, so it skips the round trip.
+///
+/// ratatui asks for the size before every frame, which crossterm answers by opening
+/// `/dev/tty`; the size is kept instead and read again when the terminal reports a
+/// resize ([`TrackedCursor::resized`]).
+///
+/// Output is buffered, and between [`TrackedCursor::begin_frame`] and
+/// [`TrackedCursor::end_frame`] ratatui's flushes are held, so a whole frame (wrapped
+/// in a synchronized update) is one write to the terminal.
 pub struct TrackedCursor {
-    inner: CrosstermBackend<Stdout>,
+    inner: CrosstermBackend<BufWriter<Stdout>>,
     cursor: Position,
+    size: Size,
+    in_frame: bool,
 }
 
+/// Room for a full frame of a large terminal in one write.
+const FRAME_BUFFER_BYTES: usize = 256 * 1024;
+
 impl TrackedCursor {
-    fn new() -> io::Result<Self> {
-        let (x, y) = crossterm::cursor::position()?;
+    fn new(inline: bool) -> io::Result<Self> {
+        let (x, y) = if inline {
+            crossterm::cursor::position()?
+        } else {
+            (0, 0)
+        };
         Ok(Self {
-            inner: CrosstermBackend::new(io::stdout()),
+            inner: CrosstermBackend::new(BufWriter::with_capacity(
+                FRAME_BUFFER_BYTES,
+                io::stdout(),
+            )),
             cursor: Position { x, y },
+            size: terminal_size()?,
+            in_frame: false,
         })
     }
+
+    /// The terminal reported its new size.
+    pub fn resized(&mut self, size: Size) {
+        self.size = size;
+    }
+
+    /// Reads the terminal's size again (after a child program had the terminal).
+    pub fn refresh_size(&mut self) -> io::Result<()> {
+        self.size = terminal_size()?;
+        Ok(())
+    }
+
+    /// Starts a frame: output waits until [`TrackedCursor::end_frame`].
+    pub fn begin_frame(&mut self) -> io::Result<()> {
+        self.in_frame = true;
+        queue!(self.inner, BeginSynchronizedUpdate)
+    }
+
+    /// Ends the frame and sends all of it.
+    pub fn end_frame(&mut self) -> io::Result<()> {
+        self.in_frame = false;
+        queue!(self.inner, EndSynchronizedUpdate)?;
+        Backend::flush(&mut self.inner)
+    }
+}
+
+fn terminal_size() -> io::Result<Size> {
+    let (width, height) = crossterm::terminal::size()?;
+    Ok(Size { width, height })
 }
 
 impl Backend for TrackedCursor {
@@ -83,7 +136,7 @@ impl Backend for TrackedCursor {
     }
 
     fn size(&self) -> io::Result<Size> {
-        self.inner.size()
+        Ok(self.size)
     }
 
     fn window_size(&mut self) -> io::Result<WindowSize> {
@@ -91,6 +144,9 @@ impl Backend for TrackedCursor {
     }
 
     fn flush(&mut self) -> io::Result<()> {
+        if self.in_frame {
+            return Ok(());
+        }
         Backend::flush(&mut self.inner)
     }
 
@@ -146,7 +202,7 @@ pub fn enter(screen: Screen) -> io::Result<(Term, TerminalGuard)> {
     install_panic_hook(screen, enhanced_keys);
     let mut stdout = io::stdout();
     set_modes(&mut stdout, screen, enhanced_keys)?;
-    let backend = TrackedCursor::new()?;
+    let backend = TrackedCursor::new(screen.inline_rows.is_some())?;
     let viewport = match screen.inline_rows {
         Some(rows) => Viewport::Inline(rows),
         None => Viewport::Fullscreen,
@@ -206,5 +262,6 @@ pub fn suspend(guard: &TerminalGuard) {
 pub fn resume(guard: &TerminalGuard, terminal: &mut Term) -> io::Result<()> {
     enable_raw_mode()?;
     set_modes(&mut io::stdout(), guard.screen, guard.enhanced_keys)?;
+    terminal.backend_mut().refresh_size()?;
     terminal.clear()
 }

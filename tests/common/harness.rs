@@ -45,7 +45,6 @@ pub fn scripted_client(
         },
         idle_timeout,
     )
-    .expect("client")
 }
 
 /// A temporary git repository with a first commit.
