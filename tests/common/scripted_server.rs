@@ -15,8 +15,9 @@
 //!
 //! Peer mode ([`ScriptedServer::start_for_peers`], for `bench/peers`) plays the same
 //! script to another agent: each turn's duet tool calls are mapped to the tools the
-//! request offers ([`peers`]), and side requests (no tools offered, token counting,
-//! `HEAD /` and other probes) get a benign answer without consuming a turn; they are
+//! request offers ([`peers`]), and side requests (no tools offered, or not the tools of a
+//! known agent, as in a title request; token counting; `HEAD /` and other probes) get a
+//! benign answer without consuming a turn; they are
 //! recorded ([`RecordedRequest::side`]) but not validated, since they are not part of
 //! the task's conversation. The relaxed checks of peer mode are [`validate::Mode::Peer`].
 //!
@@ -472,11 +473,17 @@ fn answer(
         Ok(json) => (json, Vec::new()),
         Err(err) => (Value::Null, vec![format!("the body is not JSON: {err}")]),
     };
-    let side = shared
+    // Peer mode: a step of the task (in the dialect of the tools offered) or a side
+    // request; known before a turn is taken, so a side request consumes none.
+    let peer = shared
         .peer_workdir
         .as_ref()
-        .and_then(|_| peers::side_request(uri.path(), &json));
-    let mode = match shared.peer_workdir {
+        .map(|workdir| (peers::classify(uri.path(), &json), workdir));
+    let side = match &peer {
+        Some((peers::Request::Side(why), _)) => Some(*why),
+        _ => None,
+    };
+    let mode = match peer {
         Some(_) => validate::Mode::Peer,
         None => validate::Mode::Duet,
     };
@@ -504,18 +511,6 @@ fn answer(
     if side.is_some() {
         return side_response(shared, number, wire, &json);
     }
-    // Peer mode: the agent's tool dialect, known before a turn is taken, so a request
-    // from an unknown agent is rejected without consuming one.
-    let dialect = match &shared.peer_workdir {
-        None => None,
-        Some(workdir) => match peers::Dialect::from_request(&json) {
-            Ok(dialect) => Some((dialect, workdir)),
-            Err(err) => {
-                problems.push(err.to_string());
-                None
-            }
-        },
-    };
     if !problems.is_empty() {
         for problem in &problems {
             shared.violation(format!("{label}: {problem}"));
@@ -526,21 +521,23 @@ fn answer(
         (_, Some(Turn::Status(turn))) => status_response(wire, turn),
         (turn_number, Some(Turn::Stream(turn))) => {
             let context = reply_context(turn_number, &json);
-            let turn = match &dialect {
-                None => turn.clone(),
-                Some((dialect, workdir)) => match peers::map_turn(turn, dialect, workdir) {
-                    Ok(mapped) => mapped,
-                    Err(err) => {
-                        // The script asks for what the peer cannot do: a broken bench.
-                        shared.violation(format!("{label}: {err}"));
-                        return error_response(
-                            wire,
-                            StatusCode::BAD_REQUEST,
-                            &err.to_string(),
-                            None,
-                        );
+            let turn = match &peer {
+                None | Some((peers::Request::Side(_), _)) => turn.clone(),
+                Some((peers::Request::Step(dialect), workdir)) => {
+                    match peers::map_turn(turn, dialect, workdir) {
+                        Ok(mapped) => mapped,
+                        Err(err) => {
+                            // The script asks for what the peer cannot do: a broken bench.
+                            shared.violation(format!("{label}: {err}"));
+                            return error_response(
+                                wire,
+                                StatusCode::BAD_REQUEST,
+                                &err.to_string(),
+                                None,
+                            );
+                        }
                     }
-                },
+                }
             };
             if wire == Wire::OpenAiResponses {
                 shared

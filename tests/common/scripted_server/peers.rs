@@ -5,7 +5,7 @@
 //! ([`Dialect::from_request`]), mapping each scripted duet call (`read`, `shell`,
 //! `edit`) to that agent's own tool and arguments ([`map_call`], [`map_turn`]), and
 //! telling a side request (title generation, token counting, a probe) from a step of the
-//! task ([`side_request`]).
+//! task ([`classify`]).
 //! Does not own: rendering the mapped turn (the server's renderers do that; a call to a
 //! tool the request declared `"type": "custom"` goes out as a Responses custom tool call)
 //! or deciding what the task is (the script does).
@@ -303,17 +303,30 @@ fn shell_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }
 
-/// Why a request is a side request, answered without consuming a step; `None` for a step
-/// of the task. A model request that offers no tools cannot be a step of a tool-using
-/// task: agents send those for titles, summaries and quota checks.
-pub fn side_request(path: &str, body: &Value) -> Option<&'static str> {
+/// What a request to a model endpoint is, in peer mode.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Request {
+    /// A step of the task, from an agent of this dialect.
+    Step(Dialect),
+    /// A side request, answered without consuming a step, and why it is one.
+    Side(&'static str),
+}
+
+/// Tells a step of the task from a side request. A model request that does not offer
+/// the tools the task needs cannot be one of its steps: agents send those for titles,
+/// summaries and quota checks (Codex asks for a title offering only `apply_patch`).
+pub fn classify(path: &str, body: &Value) -> Request {
     if path.ends_with("/count_tokens") {
-        return Some("token count");
+        return Request::Side("token count");
     }
-    if offered_tools(body).is_empty() {
-        return Some("no tools offered");
+    let tools = offered_tools(body);
+    if tools.is_empty() {
+        return Request::Side("no tools offered");
     }
-    None
+    match Dialect::from_tools(&tools) {
+        Ok(dialect) => Request::Step(dialect),
+        Err(_) => Request::Side("not the task's tools"),
+    }
 }
 
 /// A turn that answers with `text` alone (a side request's answer).
@@ -533,20 +546,29 @@ blocks = [{ text = "Added sub." }]
     }
 
     #[test]
-    fn requests_without_tools_and_token_counts_are_side_requests() {
-        let with_tools = json!({ "tools": [{ "name": "Read" }] });
-        assert_eq!(side_request("/v1/messages", &with_tools), None);
+    fn requests_without_the_tasks_tools_and_token_counts_are_side_requests() {
+        let claude =
+            json!({ "tools": [{ "name": "Read" }, { "name": "Bash" }, { "name": "Edit" }] });
         assert_eq!(
-            side_request("/v1/messages", &json!({ "messages": [] })),
-            Some("no tools offered")
+            classify("/v1/messages", &claude),
+            Request::Step(Dialect::ClaudeCode)
         );
         assert_eq!(
-            side_request("/v1/messages", &json!({ "tools": [] })),
-            Some("no tools offered")
+            classify("/v1/messages", &json!({ "messages": [] })),
+            Request::Side("no tools offered")
         );
         assert_eq!(
-            side_request("/v1/messages/count_tokens", &with_tools),
-            Some("token count")
+            classify("/v1/messages", &json!({ "tools": [] })),
+            Request::Side("no tools offered")
+        );
+        let title = json!({ "tools": [{ "type": "custom", "name": "apply_patch" }] });
+        assert_eq!(
+            classify("/v1/responses", &title),
+            Request::Side("not the task's tools")
+        );
+        assert_eq!(
+            classify("/v1/messages/count_tokens", &claude),
+            Request::Side("token count")
         );
     }
 }

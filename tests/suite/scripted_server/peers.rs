@@ -291,21 +291,61 @@ async fn peer_mode_still_holds_custom_calls_to_their_outputs() {
 }
 
 #[tokio::test]
-async fn a_step_whose_tools_match_no_known_agent_is_a_violation() {
-    let server = start_for_peers(READ_THEN_DONE).await;
-    let body = json!({
-        "model": "m", "max_tokens": 64, "stream": true,
-        "tools": [{ "name": "search", "input_schema": { "type": "object" } }],
-        "messages": [user("hi")],
-    });
+async fn a_title_request_offering_other_tools_is_a_side_request() {
+    let server = start_for_peers(EDIT_THEN_DONE).await;
+    // Codex asks for a title offering only apply_patch, while a step is in flight.
+    let mut title = codex_request(json!([codex_user("Generate a title")]));
+    title["tools"] = json!([{ "type": "custom", "name": "apply_patch" }]);
 
-    let response = post(&server, Wire::Anthropic, &body).await;
+    let mut response = post(&server, Wire::OpenAiResponses, &title).await;
+    let (body, _) = read_body(&mut response).await;
+    assert!(body.contains("Scripted task"), "{body}");
+
+    let mut response = post(
+        &server,
+        Wire::OpenAiResponses,
+        &codex_request(json!([codex_user("go")])),
+    )
+    .await;
+    let (body, _) = read_body(&mut response).await;
+    assert!(body.contains("custom_tool_call"), "{body}");
+    let sides: Vec<Option<&str>> = server.requests().iter().map(|r| r.side).collect();
+    assert_eq!(sides, [Some("not the task's tools"), None]);
+    server.assert_no_violations();
+}
+
+#[tokio::test]
+async fn claude_codes_system_messages_pass_but_its_calls_must_still_be_answered() {
+    let server = start_for_peers(READ_THEN_DONE).await;
+    let system =
+        json!({ "role": "system", "content": [{ "type": "text", "text": "# Environment" }] });
+
+    anthropic_stream(&server, &claude_request(json!([user("go"), system]))).await;
+    let orphan = json!({ "role": "assistant", "content": [
+        { "type": "tool_use", "id": "toolu_x", "name": "Read", "input": {} },
+    ]});
+    let response = post(
+        &server,
+        Wire::Anthropic,
+        &claude_request(json!([user("go"), system, orphan, user("next")])),
+    )
+    .await;
 
     assert_eq!(response.status(), 400);
     assert_eq!(
         server.violations(),
         [
-            "request 1 (anthropic POST /v1/messages): the request's tools (search) match no known agent (duet, Claude Code or Codex)"
+            "request 2 (anthropic POST /v1/messages): messages[2]: tool_use `toolu_x` has no tool_result in the immediately following user message"
         ]
+    );
+    // duet's own checks refuse the system message.
+    let problems =
+        crate::common::scripted_server::validate::anthropic_body(&claude_request(json!([
+            user("go"),
+            system
+        ])));
+    assert!(
+        problems.iter().any(|p| p.contains("role `system`")),
+        "{problems:?}"
     );
 }
