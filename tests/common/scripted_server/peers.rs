@@ -2,7 +2,7 @@
 //! CLI, Claude Code), for the side-by-side bench (`bench/peers`).
 //!
 //! Owns: recognising which agent sent a request from the tools it offers
-//! ([`Dialect::from_request`]), mapping each scripted duet call (`read`, `shell`,
+//! ([`Dialect::from_tools`]), mapping each scripted duet call (`read`, `shell`,
 //! `edit`) to that agent's own tool and arguments ([`map_call`], [`map_turn`]), and
 //! telling a side request (title generation, token counting, a probe) from a step of the
 //! task ([`classify`]).
@@ -124,11 +124,6 @@ impl Dialect {
         }
         let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
         Err(MapError::UnknownAgent(names.join(", ")))
-    }
-
-    /// The dialect of the agent that sent `body`.
-    pub fn from_request(body: &Value) -> Result<Dialect, MapError> {
-        Self::from_tools(&offered_tools(body))
     }
 }
 
