@@ -3,7 +3,13 @@
 //!
 //! ```text
 //! cargo run --release --example scripted_server -- --script FILE [--port N] [--log FILE]
+//!     [--peer-workdir DIR] [--bodies DIR]
 //! ```
+//!
+//! `--peer-workdir DIR` serves in peer mode (for `bench/peers`): the script, written in
+//! duet's tool names, is mapped to the tools each request offers (Claude Code's, Codex's)
+//! for an agent working in DIR, and side requests do not consume turns (see
+//! `tests/common/scripted_server.rs`).
 //!
 //! Owns: the command line around [`ScriptedServer`] (the module is the tests' own, included
 //! here, not copied): serving one script on every wire, the stdin commands, and the log.
@@ -18,8 +24,11 @@
 //!
 //! The log (`--log`) has one JSON object a line per request, in arrival order:
 //! `{"request": 1, "wire": "anthropic", "path": "/v1/messages", "received_us": ...,
-//! "first_byte_us": ..., "last_byte_us": ...}` with Unix times in microseconds (`null` when
-//! no stream was sent).
+//! "first_byte_us": ..., "last_byte_us": ..., "bytes": 1234, "tools": 6, "side": null}`
+//! with Unix times in microseconds (`null` when no stream was sent), the body's size, the
+//! number of tools offered, and in peer mode why a request was a side request (`null` for
+//! a step). Peer mode adds a line per probe of another path:
+//! `{"probe": "HEAD /", "received_us": ...}`.
 
 // The server is test code: it may unwrap and expect like the tests (see clippy.toml).
 #[allow(clippy::expect_used, clippy::unwrap_used, dead_code)]
@@ -30,7 +39,7 @@ mod common {
 }
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
@@ -54,6 +63,13 @@ struct Args {
     /// Where to write one JSON line of timings per request on exit.
     #[arg(long)]
     log: Option<PathBuf>,
+    /// Peer mode for an agent working in this directory (see the module doc).
+    #[arg(long)]
+    peer_workdir: Option<PathBuf>,
+    /// Where to write each request's body on exit, as `request-N.json` (to see what an
+    /// agent sends).
+    #[arg(long)]
+    bodies: Option<PathBuf>,
 }
 
 #[tokio::main]
@@ -63,7 +79,10 @@ async fn main() -> anyhow::Result<()> {
         .with_context(|| format!("cannot read script {}", args.script.display()))?;
     let script = Script::from_toml(&text)
         .with_context(|| format!("script {} is invalid", args.script.display()))?;
-    let server = ScriptedServer::start_on(script, args.port).await;
+    let server = match args.peer_workdir {
+        Some(workdir) => ScriptedServer::start_for_peers(script, args.port, workdir).await,
+        None => ScriptedServer::start_on(script, args.port).await,
+    };
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "{}", server.anthropic_base_url())?;
     stdout.flush()?;
@@ -72,8 +91,17 @@ async fn main() -> anyhow::Result<()> {
     serve_until_signal(&server).await?;
 
     if let Some(path) = &args.log {
-        write_log(path, &server.requests(), &server.timings())
-            .with_context(|| format!("cannot write the log {}", path.display()))?;
+        write_log(
+            path,
+            &server.requests(),
+            &server.timings(),
+            &server.probes(),
+        )
+        .with_context(|| format!("cannot write the log {}", path.display()))?;
+    }
+    if let Some(dir) = &args.bodies {
+        write_bodies(dir, &server.requests())
+            .with_context(|| format!("cannot write the bodies to {}", dir.display()))?;
     }
     let violations = server.violations();
     drop(server);
@@ -132,12 +160,26 @@ fn write_log(
     path: &PathBuf,
     requests: &[RecordedRequest],
     timings: &[RequestTiming],
+    probes: &[(String, SystemTime)],
 ) -> std::io::Result<()> {
     let mut file = std::io::BufWriter::new(std::fs::File::create(path)?);
     for (request, timing) in requests.iter().zip(timings) {
         writeln!(file, "{}", log_line(request, timing))?;
     }
+    for (probe, received) in probes {
+        let line = json!({ "probe": probe, "received_us": unix_micros(*received) });
+        writeln!(file, "{line}")?;
+    }
     file.flush()
+}
+
+fn write_bodies(dir: &Path, requests: &[RecordedRequest]) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    for (index, request) in requests.iter().enumerate() {
+        let path = dir.join(format!("request-{}.json", index + 1));
+        std::fs::write(path, serde_json::to_vec_pretty(&request.body)?)?;
+    }
+    Ok(())
 }
 
 fn log_line(request: &RecordedRequest, timing: &RequestTiming) -> Value {
@@ -148,6 +190,9 @@ fn log_line(request: &RecordedRequest, timing: &RequestTiming) -> Value {
         "received_us": unix_micros(timing.received),
         "first_byte_us": timing.first_byte_sent.map(unix_micros),
         "last_byte_us": timing.last_byte_sent.map(unix_micros),
+        "bytes": request.bytes,
+        "tools": request.tool_count(),
+        "side": request.side,
     })
 }
 

@@ -13,6 +13,14 @@
 //! turn, and a request to any other path are each recorded as a violation and answered
 //! with an error in the provider's format; rejected requests consume no turn.
 //!
+//! Peer mode ([`ScriptedServer::start_for_peers`], for `bench/peers`) plays the same
+//! script to another agent: each turn's duet tool calls are mapped to the tools the
+//! request offers ([`peers`]), and side requests (no tools offered, or not the tools of a
+//! known agent, as in a title request; token counting; `HEAD /` and other probes) get a
+//! benign answer without consuming a turn; they are
+//! recorded ([`RecordedRequest::side`]) but not validated, since they are not part of
+//! the task's conversation. The relaxed checks of peer mode are [`validate::Mode::Peer`].
+//!
 //! The server runs on its own thread and tokio runtime, so it keeps streaming while the
 //! test blocks (on a child process, say) and its pauses take real time even when the
 //! test's runtime has paused time.
@@ -26,11 +34,13 @@
 //! server.assert_no_violations();
 //! ```
 
+pub mod peers;
 mod render;
 pub mod validate;
 
 use std::collections::{BTreeMap, HashSet};
 use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
@@ -42,7 +52,7 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, RETRY_AFTER};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{any, post};
 use axum::serve::ListenerExt;
 pub use duet::provider::Wire;
 use serde_json::Value;
@@ -91,11 +101,24 @@ pub struct RecordedRequest {
     pub headers: BTreeMap<String, String>,
     /// `Value::Null` when the body was not JSON (which is also a violation).
     pub body: Value,
+    /// Size of the body as received, in bytes.
+    pub bytes: usize,
+    /// Peer mode: why this was a side request, answered without consuming a turn
+    /// (`None` for a step of the script).
+    pub side: Option<&'static str>,
 }
 
 impl RecordedRequest {
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).map(String::as_str)
+    }
+
+    /// How many tools the request offers the model.
+    pub fn tool_count(&self) -> usize {
+        self.body
+            .get("tools")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len)
     }
 }
 
@@ -108,13 +131,24 @@ impl ScriptedServer {
     /// Starts a server that answers with `script`'s turns on 127.0.0.1:`port` (0: any
     /// free port).
     pub async fn start_on(script: Script, port: u16) -> ScriptedServer {
+        Self::launch(Shared::new(script, None), port).await
+    }
+
+    /// Starts a server in peer mode (see the module doc) on 127.0.0.1:`port` (0: any
+    /// free port): `workdir` is the agent's working directory, against which relative
+    /// paths of the script resolve for agents that want absolute ones.
+    pub async fn start_for_peers(script: Script, port: u16, workdir: PathBuf) -> ScriptedServer {
+        Self::launch(Shared::new(script, Some(workdir)), port).await
+    }
+
+    async fn launch(shared: Shared, port: u16) -> ScriptedServer {
         let listener = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port))
             .expect("bind the scripted server to 127.0.0.1");
         listener
             .set_nonblocking(true)
             .expect("make the scripted server's listener non-blocking");
         let address = listener.local_addr().expect("scripted server address");
-        let shared = Arc::new(Shared::new(script));
+        let shared = Arc::new(shared);
         let (ready_tx, ready_rx) = oneshot::channel();
         let (shutdown_tx, shutdown_rx) = oneshot::channel();
         let thread = std::thread::Builder::new()
@@ -165,6 +199,12 @@ impl ScriptedServer {
     /// When each request so far arrived and its answer was streamed, in arrival order.
     pub fn timings(&self) -> Vec<RequestTiming> {
         self.shared.log().timings.clone()
+    }
+
+    /// Peer mode: the requests to other paths than the model endpoints (`HEAD /`,
+    /// `GET /v1/models`, ...), answered benignly, as (method and path, when received).
+    pub fn probes(&self) -> Vec<(String, SystemTime)> {
+        self.shared.log().probes.clone()
     }
 
     /// Everything the server objected to so far, each naming the request it concerns.
@@ -281,12 +321,21 @@ fn serve(
 }
 
 fn router(shared: Arc<Shared>) -> Router {
-    Router::new()
+    let models = Router::new()
         .route("/v1/messages", post(anthropic))
         .route("/v1/chat/completions", post(openai))
-        .route("/v1/responses", post(openai_responses))
-        .fallback(unexpected)
-        .method_not_allowed_fallback(unexpected)
+        .route("/v1/responses", post(openai_responses));
+    let router = if shared.peer_workdir.is_some() {
+        models
+            .route("/v1/messages/count_tokens", post(count_tokens))
+            .fallback(any(probe))
+            .method_not_allowed_fallback(probe)
+    } else {
+        models
+            .fallback(unexpected)
+            .method_not_allowed_fallback(unexpected)
+    };
+    router
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(shared)
 }
@@ -294,6 +343,8 @@ fn router(shared: Arc<Shared>) -> Router {
 /// State shared by the test's handle and the request handlers.
 struct Shared {
     script: Script,
+    /// Peer mode: the agent's working directory (see [`ScriptedServer::start_for_peers`]).
+    peer_workdir: Option<PathBuf>,
     next_turn: AtomicUsize,
     log: Mutex<Log>,
     gates: watch::Sender<GateBoard>,
@@ -306,6 +357,8 @@ struct Log {
     /// One per request, in the same order.
     timings: Vec<RequestTiming>,
     violations: Vec<String>,
+    /// Peer mode: requests to other paths, answered benignly.
+    probes: Vec<(String, SystemTime)>,
 }
 
 #[derive(Default)]
@@ -315,9 +368,10 @@ struct GateBoard {
 }
 
 impl Shared {
-    fn new(script: Script) -> Self {
+    fn new(script: Script, peer_workdir: Option<PathBuf>) -> Self {
         Self {
             script,
+            peer_workdir,
             next_turn: AtomicUsize::new(0),
             log: Mutex::new(Log::default()),
             gates: watch::Sender::new(GateBoard::default()),
@@ -419,12 +473,28 @@ fn answer(
         Ok(json) => (json, Vec::new()),
         Err(err) => (Value::Null, vec![format!("the body is not JSON: {err}")]),
     };
-    problems.extend(validate::headers(wire, &headers));
-    if !json.is_null() {
-        problems.extend(validate::body(wire, &json));
-    }
-    if wire == Wire::OpenAiResponses {
-        problems.extend(shared.reasoning().check(&json));
+    // Peer mode: a step of the task (in the dialect of the tools offered) or a side
+    // request; known before a turn is taken, so a side request consumes none.
+    let peer = shared
+        .peer_workdir
+        .as_ref()
+        .map(|workdir| (peers::classify(uri.path(), &json), workdir));
+    let side = match &peer {
+        Some((peers::Request::Side(why), _)) => Some(*why),
+        _ => None,
+    };
+    let mode = match peer {
+        Some(_) => validate::Mode::Peer,
+        None => validate::Mode::Duet,
+    };
+    if side.is_none() {
+        problems.extend(validate::headers(wire, &headers));
+        if !json.is_null() {
+            problems.extend(validate::body(wire, &json, mode));
+        }
+        if wire == Wire::OpenAiResponses {
+            problems.extend(shared.reasoning().check(&json));
+        }
     }
     let number = shared.record(
         RecordedRequest {
@@ -432,10 +502,15 @@ fn answer(
             path: uri.path().to_owned(),
             headers: header_map(&headers),
             body: json.clone(),
+            bytes: body.len(),
+            side,
         },
         received,
     );
     let label = format!("request {number} ({wire} POST {})", uri.path());
+    if side.is_some() {
+        return side_response(shared, number, wire, &json);
+    }
     if !problems.is_empty() {
         for problem in &problems {
             shared.violation(format!("{label}: {problem}"));
@@ -445,18 +520,31 @@ fn answer(
     match shared.take_turn() {
         (_, Some(Turn::Status(turn))) => status_response(wire, turn),
         (turn_number, Some(Turn::Stream(turn))) => {
-            let context = ReplyContext {
-                turn_number,
-                model: json["model"].as_str().unwrap_or_default().to_owned(),
-                include_usage: json["stream_options"]["include_usage"] == Value::Bool(true),
-                created: unix_seconds(),
+            let context = reply_context(turn_number, &json);
+            let turn = match &peer {
+                None | Some((peers::Request::Side(_), _)) => turn.clone(),
+                Some((peers::Request::Step(dialect), workdir)) => {
+                    match peers::map_turn(turn, dialect, workdir) {
+                        Ok(mapped) => mapped,
+                        Err(err) => {
+                            // The script asks for what the peer cannot do: a broken bench.
+                            shared.violation(format!("{label}: {err}"));
+                            return error_response(
+                                wire,
+                                StatusCode::BAD_REQUEST,
+                                &err.to_string(),
+                                None,
+                            );
+                        }
+                    }
+                }
             };
             if wire == Wire::OpenAiResponses {
                 shared
                     .reasoning()
-                    .record(&render::responses_output(turn, &context));
+                    .record(&render::responses_output(&turn, &context));
             }
-            stream_response(Arc::clone(&shared), number, wire, turn, &context)
+            stream_response(Arc::clone(&shared), number, wire, &turn, &context)
         }
         (turn_number, None) => {
             let message = format!(
@@ -467,6 +555,68 @@ fn answer(
             error_response(wire, StatusCode::BAD_REQUEST, &message, None)
         }
     }
+}
+
+fn reply_context(turn_number: usize, request: &Value) -> ReplyContext {
+    ReplyContext {
+        turn_number,
+        model: request["model"].as_str().unwrap_or_default().to_owned(),
+        include_usage: request["stream_options"]["include_usage"] == Value::Bool(true),
+        created: unix_seconds(),
+        custom_tools: peers::offered_tools(request)
+            .into_iter()
+            .filter(|tool| tool.custom)
+            .map(|tool| tool.name)
+            .collect(),
+    }
+}
+
+/// Peer mode: a short text answer to a side request, streamed if it asked for a stream.
+fn side_response(shared: Arc<Shared>, number: usize, wire: Wire, request: &Value) -> Response {
+    let turn = peers::text_turn(SIDE_ANSWER);
+    // Turn 0: ids that no step of the script uses.
+    let context = reply_context(0, request);
+    if request["stream"] == Value::Bool(true) {
+        stream_response(shared, number, wire, &turn, &context)
+    } else {
+        axum::Json(render::complete_text(wire, SIDE_ANSWER, &context)).into_response()
+    }
+}
+
+/// What a side request is told (a title generator gets a usable title out of it).
+const SIDE_ANSWER: &str = "Scripted task";
+
+/// Peer mode: counts tokens of a request without consuming a turn.
+async fn count_tokens(
+    State(shared): State<Arc<Shared>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let json = serde_json::from_slice::<Value>(&body).unwrap_or(Value::Null);
+    shared.record(
+        RecordedRequest {
+            wire: Wire::Anthropic,
+            path: uri.path().to_owned(),
+            headers: header_map(&headers),
+            body: json.clone(),
+            bytes: body.len(),
+            side: Some("token count"),
+        },
+        SystemTime::now(),
+    );
+    axum::Json(peers::count_tokens_body(&json)).into_response()
+}
+
+/// Peer mode: any other request (`HEAD /`, `GET /v1/models`, ...) is answered with an
+/// empty success and noted.
+async fn probe(State(shared): State<Arc<Shared>>, method: Method, uri: Uri) -> Response {
+    shared
+        .log()
+        .probes
+        .push((format!("{method} {uri}"), SystemTime::now()));
+    let empty_list = serde_json::json!({ "object": "list", "data": [] });
+    (StatusCode::OK, axum::Json(empty_list)).into_response()
 }
 
 async fn unexpected(State(shared): State<Arc<Shared>>, method: Method, uri: Uri) -> StatusCode {

@@ -1,6 +1,8 @@
 //! Tests of the scripted model server itself: script loading, request validation, the
-//! exact wire framing, gates and faults, and the official SDKs reading its streams.
+//! exact wire framing, gates and faults, peer mode, and the official SDKs reading its
+//! streams.
 
+mod peers;
 mod script_format;
 mod sdk;
 mod validation;

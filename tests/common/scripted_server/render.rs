@@ -39,6 +39,9 @@ pub(super) struct ReplyContext {
     pub include_usage: bool,
     /// Unix seconds for OpenAI's `created`.
     pub created: u64,
+    /// The tools the request declared freeform (`"type": "custom"`, Responses): a call
+    /// to one is a custom tool call carrying text, not a function call.
+    pub custom_tools: Vec<String>,
 }
 
 /// Renders `turn` for `wire`.
@@ -56,6 +59,52 @@ pub(super) fn responses_output(turn: &StreamTurn, context: &ReplyContext) -> Vec
     let mut wire = responses::ResponsesStream::new(turn, context);
     render(turn, &mut wire);
     wire.output
+}
+
+/// A whole (not streamed) response holding only `text`, in `wire`'s format: the
+/// answer to a request that did not ask for a stream (peer mode's side requests).
+pub(super) fn complete_text(wire: Wire, text: &str, context: &ReplyContext) -> Value {
+    let turn = context.turn_number;
+    match wire {
+        Wire::Anthropic => json!({
+            "id": format!("msg_scripted_t{turn}"),
+            "type": "message",
+            "role": "assistant",
+            "content": [{ "type": "text", "text": text }],
+            "model": context.model,
+            "stop_reason": "end_turn",
+            "stop_sequence": null,
+            "usage": { "input_tokens": 0, "output_tokens": 0 },
+        }),
+        Wire::OpenAiChat => json!({
+            "id": format!("chatcmpl-scripted-t{turn}"),
+            "object": "chat.completion",
+            "created": context.created,
+            "model": context.model,
+            "choices": [{
+                "index": 0,
+                "message": { "role": "assistant", "content": text },
+                "logprobs": null,
+                "finish_reason": "stop",
+            }],
+            "usage": { "prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0 },
+        }),
+        Wire::OpenAiResponses => json!({
+            "id": format!("resp_scripted_t{turn}"),
+            "object": "response",
+            "created_at": context.created,
+            "status": "completed",
+            "model": context.model,
+            "output": [{
+                "id": format!("msg_t{turn}_1"),
+                "type": "message",
+                "status": "completed",
+                "role": "assistant",
+                "content": [{ "type": "output_text", "text": text, "annotations": [] }],
+            }],
+            "usage": { "input_tokens": 0, "output_tokens": 0, "total_tokens": 0 },
+        }),
+    }
 }
 
 /// The provider's JSON error body for an HTTP error with `status`.

@@ -26,7 +26,7 @@ pub use responses::ReasoningLedger;
 
 /// Problems with an Anthropic Messages request body; empty when it is acceptable.
 pub fn anthropic_body(body: &Value) -> Vec<String> {
-    anthropic::body(body)
+    anthropic::body(body, Mode::Duet)
 }
 
 /// Problems with an OpenAI chat completions request body; empty when it is acceptable.
@@ -36,15 +36,30 @@ pub fn openai_body(body: &Value) -> Vec<String> {
 
 /// Problems with an OpenAI Responses request body; empty when it is acceptable.
 pub fn responses_body(body: &Value) -> Vec<String> {
-    responses::body(body)
+    responses::body(body, Mode::Duet)
+}
+
+/// Whose requests are checked.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// duet's own: every check, including the ones stricter than the API.
+    #[default]
+    Duet,
+    /// Another agent's (peer mode, for `bench/peers`). Relaxed only where the real API
+    /// accepts what duet never sends: on the Responses wire, tools of other types than
+    /// `function` (Codex's freeform `apply_patch`, `web_search`, ...) and custom tool
+    /// calls with their outputs, which must pair up like function calls; on the
+    /// Anthropic wire, `system` messages between turns (Claude Code's), which stand
+    /// apart from role alternation and call/result pairing.
+    Peer,
 }
 
 /// Problems with the body of a request on `wire`.
-pub(super) fn body(wire: Wire, body: &Value) -> Vec<String> {
+pub(super) fn body(wire: Wire, body: &Value, mode: Mode) -> Vec<String> {
     match wire {
-        Wire::Anthropic => anthropic_body(body),
+        Wire::Anthropic => anthropic::body(body, mode),
         Wire::OpenAiChat => openai_body(body),
-        Wire::OpenAiResponses => responses_body(body),
+        Wire::OpenAiResponses => responses::body(body, mode),
     }
 }
 

@@ -31,7 +31,9 @@ async fn start(toml: &str) -> ScriptedServer {
 }
 
 /// Reads the body to its end; the error, if the connection broke instead.
-async fn read_body(response: &mut reqwest::Response) -> (String, Option<reqwest::Error>) {
+pub(super) async fn read_body(
+    response: &mut reqwest::Response,
+) -> (String, Option<reqwest::Error>) {
     let mut body = Vec::new();
     loop {
         match tokio::time::timeout(ARRIVAL, response.chunk()).await {
@@ -60,7 +62,7 @@ async fn read_until(response: &mut reqwest::Response, body: &mut String, marker:
 
 /// Splits an Anthropic SSE body into its events' data, checking each frame is exactly
 /// `event: {type}` + `data: {json}` and the name matches the data's `type`.
-fn anthropic_events(body: &str) -> Vec<Value> {
+pub(super) fn anthropic_events(body: &str) -> Vec<Value> {
     assert!(
         body.ends_with("\n\n"),
         "the stream must end with a blank line: {body:?}"
@@ -667,7 +669,7 @@ async fn dropping_the_server_ends_a_stream_held_at_a_gate() {
 
 /// The data of each Responses SSE frame, checking each is `event: {type}` +
 /// `data: {json}` with matching names and sequence numbers 0, 1, 2, ...
-fn responses_events(body: &str) -> Vec<Value> {
+pub(super) fn responses_events(body: &str) -> Vec<Value> {
     let events = anthropic_events(body);
     for (expected, event) in events.iter().enumerate() {
         assert_eq!(event["sequence_number"], json!(expected), "{event}");

@@ -6,7 +6,9 @@
 //! `reasoning` item whose summary is the thinking text and whose `encrypted_content` is
 //! a deterministic fake blob, redacted thinking → a `reasoning` item with no summary
 //! and the data as its blob, a tool → a `function_call` item (item id `fc_t{turn}_{n}`,
-//! call id as on the chat wire). A stream error is `response.failed`, `max_tokens` is
+//! call id as on the chat wire), or a `custom_tool_call` item whose `input` is the
+//! block's `args` text (item id `ctc_t{turn}_{n}`) when the request declared that tool
+//! `"type": "custom"` (a freeform tool, such as Codex's `apply_patch`). A stream error is `response.failed`, `max_tokens` is
 //! `response.incomplete` (`max_output_tokens`) and `refusal` is `response.incomplete`
 //! (`content_filter`).
 
@@ -28,6 +30,7 @@ pub(super) struct ResponsesStream<'a> {
     signatures: DefaultIds,
     call_ids: DefaultIds,
     call_items: DefaultIds,
+    custom_items: DefaultIds,
 }
 
 impl<'a> ResponsesStream<'a> {
@@ -44,6 +47,7 @@ impl<'a> ResponsesStream<'a> {
             signatures: DefaultIds::new("sig", turn_number),
             call_ids: DefaultIds::new("call", turn_number),
             call_items: DefaultIds::new("fc", turn_number),
+            custom_items: DefaultIds::new("ctc", turn_number),
         }
     }
 
@@ -213,6 +217,49 @@ impl<'a> ResponsesStream<'a> {
         self.item_done(out, index, item("completed", &arguments));
     }
 
+    /// Streams a call to a freeform tool: its input is text, sent in `fragments`.
+    fn custom_tool_call(
+        &mut self,
+        out: &mut Vec<Emit>,
+        name: &str,
+        call_id: String,
+        fragments: Vec<String>,
+        cut_after: Option<usize>,
+    ) {
+        let index = self.output.len();
+        let id = self.custom_items.next(None);
+        let item = |status: &str, input: &str| {
+            json!({
+                "id": id, "type": "custom_tool_call", "status": status,
+                "call_id": call_id, "name": name, "input": input,
+            })
+        };
+        self.item_added(out, index, item("in_progress", ""));
+        let input: String = fragments.concat();
+        let sent = cut_after.unwrap_or(fragments.len());
+        for piece in fragments.into_iter().take(sent) {
+            self.event(
+                out,
+                json!({
+                    "type": "response.custom_tool_call_input.delta",
+                    "item_id": id, "output_index": index, "delta": piece,
+                }),
+            );
+        }
+        if cut_after.is_some() {
+            out.push(Emit::Cut);
+            return;
+        }
+        self.event(
+            out,
+            json!({
+                "type": "response.custom_tool_call_input.done",
+                "item_id": id, "output_index": index, "input": input,
+            }),
+        );
+        self.item_done(out, index, item("completed", &input));
+    }
+
     fn usage(&self) -> Value {
         let usage = self.usage;
         let input = usage.input + usage.cache_read + usage.cache_write;
@@ -278,7 +325,17 @@ impl WireStream for ResponsesStream<'_> {
                 cut_after_chunks,
             } => {
                 let call_id = self.call_ids.next(id.as_deref());
-                self.function_call(out, name, call_id, pieces(args, *chunk), *cut_after_chunks);
+                let fragments = pieces(args, *chunk);
+                if self
+                    .context
+                    .custom_tools
+                    .iter()
+                    .any(|custom| custom == name)
+                {
+                    self.custom_tool_call(out, name, call_id, fragments, *cut_after_chunks);
+                } else {
+                    self.function_call(out, name, call_id, fragments, *cut_after_chunks);
+                }
             }
             Step::StreamError { kind, message } => {
                 let mut response = self.response("failed");

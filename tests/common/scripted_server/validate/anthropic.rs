@@ -5,7 +5,8 @@ use std::collections::{HashMap, HashSet};
 use serde_json::{Map, Value};
 
 use super::{
-    Problems, check_model_and_stream, check_tool_name, positive_integer, require_non_empty_string,
+    Mode, Problems, check_model_and_stream, check_tool_name, positive_integer,
+    require_non_empty_string,
 };
 
 /// The API allows at most this many `cache_control` breakpoints per request.
@@ -13,11 +14,14 @@ const MAX_CACHE_BREAKPOINTS: usize = 4;
 /// Smallest `thinking.budget_tokens` the API accepts.
 const MIN_THINKING_BUDGET: u64 = 1024;
 
-pub(super) fn body(body: &Value) -> Vec<String> {
+pub(super) fn body(body: &Value, mode: Mode) -> Vec<String> {
     let Some(request) = body.as_object() else {
         return vec!["the request body must be a JSON object".into()];
     };
-    let mut check = Check::default();
+    let mut check = Check {
+        mode,
+        ..Check::default()
+    };
     check_model_and_stream(request, &mut check.problems);
     match request.get("max_tokens") {
         None => check.problems.add("max_tokens", "required"),
@@ -57,11 +61,14 @@ pub(super) fn body(body: &Value) -> Vec<String> {
 struct Check {
     problems: Problems,
     cache_breakpoints: usize,
+    mode: Mode,
 }
 
 /// What the pairing checks need from one message.
 #[derive(Default)]
 struct Turn<'a> {
+    /// Position in `messages`.
+    at: usize,
     role: Option<&'a str>,
     tool_uses: Vec<&'a str>,
     tool_results: Vec<&'a str>,
@@ -185,11 +192,14 @@ impl Check {
 
     fn messages(&mut self, messages: &[Value], tools_defined: bool) {
         let last = messages.len() - 1;
-        let turns: Vec<Turn> = messages
+        let mut turns: Vec<Turn> = messages
             .iter()
             .enumerate()
             .map(|(index, message)| self.message(index, message, index == last))
             .collect();
+        // Peer mode: system text between turns (Claude Code sends some) stands apart
+        // from the user/assistant alternation and the call/result pairing.
+        turns.retain(|turn| turn.role != Some("system"));
         self.roles(&turns);
         self.pairing(&turns);
         self.unique_tool_use_ids(&turns);
@@ -212,6 +222,7 @@ impl Check {
             return Turn::default();
         };
         let mut turn = Turn {
+            at: index,
             role: self.role(&at, object),
             ..Turn::default()
         };
@@ -246,6 +257,7 @@ impl Check {
     fn role<'a>(&mut self, at: &str, message: &'a Map<String, Value>) -> Option<&'a str> {
         match message.get("role").and_then(Value::as_str) {
             Some(role @ ("user" | "assistant")) => Some(role),
+            Some(role @ "system") if self.mode == Mode::Peer => Some(role),
             Some(other) => {
                 self.problems.add(
                     at,
@@ -382,13 +394,16 @@ impl Check {
             self.problems
                 .add("messages[0]", "the first message must use the `user` role");
         }
-        for (index, pair) in turns.windows(2).enumerate() {
+        for pair in turns.windows(2) {
             if let (Some(first), Some(second)) = (pair[0].role, pair[1].role)
                 && first == second
             {
                 self.problems.add(
-                    format_args!("messages[{}]", index + 1),
-                    format!("roles must alternate, but messages[{index}] is also `{first}`"),
+                    format_args!("messages[{}]", pair[1].at),
+                    format!(
+                        "roles must alternate, but messages[{}] is also `{first}`",
+                        pair[0].at
+                    ),
                 );
             }
         }
@@ -411,11 +426,11 @@ impl Check {
                 match answers {
                     1 => {}
                     0 => self.problems.add(
-                        format_args!("messages[{index}]"),
+                        format_args!("messages[{}]", turn.at),
                         format!("tool_use `{id}` has no tool_result in the immediately following user message"),
                     ),
                     many => self.problems.add(
-                        format_args!("messages[{}]", index + 1),
+                        format_args!("messages[{}]", turn.at + 1),
                         format!("tool_use `{id}` is answered by {many} tool_result blocks; exactly one is allowed"),
                     ),
                 }
@@ -427,7 +442,7 @@ impl Check {
             for id in &turn.tool_results {
                 if !previous.is_some_and(|previous| previous.tool_uses.contains(id)) {
                     self.problems.add(
-                        format_args!("messages[{index}]"),
+                        format_args!("messages[{}]", turn.at),
                         format!("tool_result for `{id}` does not answer a tool_use in the immediately preceding assistant message"),
                     );
                 }

@@ -6,10 +6,11 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::{
-    Problems, check_model_and_stream, check_tool_name, positive_integer, require_non_empty_string,
+    Mode, Problems, check_model_and_stream, check_tool_name, positive_integer,
+    require_non_empty_string,
 };
 
-pub(super) fn body(body: &Value) -> Vec<String> {
+pub(super) fn body(body: &Value, mode: Mode) -> Vec<String> {
     let Some(request) = body.as_object() else {
         return vec!["the request body must be a JSON object".into()];
     };
@@ -39,14 +40,14 @@ pub(super) fn body(body: &Value) -> Vec<String> {
         problems.add("include", "must be an array of strings");
     }
     if let Some(tools) = request.get("tools") {
-        check_tools(tools, &mut problems);
+        check_tools(tools, mode, &mut problems);
     }
     let stateless = request.get("store") == Some(&Value::Bool(false));
     match request.get("input") {
         Some(Value::Array(items)) if items.is_empty() => problems.add("input", "must not be empty"),
         Some(Value::Array(items)) => {
             for (index, item) in items.iter().enumerate() {
-                check_item(index, item, stateless, &mut problems);
+                check_item(index, item, stateless, mode, &mut problems);
             }
             check_pairing(items, &mut problems);
         }
@@ -56,15 +57,23 @@ pub(super) fn body(body: &Value) -> Vec<String> {
     problems.into_vec()
 }
 
-fn check_tools(tools: &Value, problems: &mut Problems) {
+fn check_tools(tools: &Value, mode: Mode, problems: &mut Problems) {
     let Some(tools) = tools.as_array() else {
         problems.add("tools", "must be an array");
         return;
     };
     for (index, tool) in tools.iter().enumerate() {
         let at = format!("tools[{index}]");
-        if tool.get("type").and_then(Value::as_str) != Some("function") {
-            problems.add(&at, "type must be \"function\"");
+        let kind = tool.get("type").and_then(Value::as_str);
+        match (kind, mode) {
+            (Some("function"), _) => {}
+            (Some("custom"), Mode::Peer) => {
+                check_tool_name(tool.get("name"), &at, problems);
+                continue;
+            }
+            // Built-in tools (web_search, tool_search, ...) carry no name or schema.
+            (Some(_), Mode::Peer) => continue,
+            _ => problems.add(&at, "type must be \"function\""),
         }
         if tool.get("function").is_some() {
             problems.add(
@@ -85,7 +94,7 @@ fn check_tools(tools: &Value, problems: &mut Problems) {
     }
 }
 
-fn check_item(index: usize, item: &Value, stateless: bool, problems: &mut Problems) {
+fn check_item(index: usize, item: &Value, stateless: bool, mode: Mode, problems: &mut Problems) {
     let at = format!("input[{index}]");
     let Some(item) = item.as_object() else {
         problems.add(&at, "must be an object");
@@ -105,6 +114,22 @@ fn check_item(index: usize, item: &Value, stateless: bool, problems: &mut Proble
             require_non_empty_string(item, "call_id", &field_at, problems);
             if !item.get("output").is_some_and(Value::is_string) {
                 problems.add(&at, "output must be a string");
+            }
+        }
+        Some("custom_tool_call") if mode == Mode::Peer => {
+            require_non_empty_string(item, "call_id", &field_at, problems);
+            check_tool_name(item.get("name"), &at, problems);
+            if !item.get("input").is_some_and(Value::is_string) {
+                problems.add(&at, "input must be a string");
+            }
+        }
+        Some("custom_tool_call_output") if mode == Mode::Peer => {
+            require_non_empty_string(item, "call_id", &field_at, problems);
+            if !item
+                .get("output")
+                .is_some_and(|output| output.is_string() || output.is_array())
+            {
+                problems.add(&at, "output must be a string or an array of content parts");
             }
         }
         Some("reasoning") => {
@@ -168,13 +193,14 @@ fn check_message(at: &str, item: &Map<String, Value>, problems: &mut Problems) {
 }
 
 /// Every `function_call` has exactly one `function_call_output` after it, and every
-/// output answers a call made before it.
+/// output answers a call made before it; the same for custom tool calls (which only peer
+/// mode lets through [`check_item`]).
 fn check_pairing(items: &[Value], problems: &mut Problems) {
     let mut calls: Vec<(&str, usize, usize)> = Vec::new();
     for (index, item) in items.iter().enumerate() {
         let call_id = item.get("call_id").and_then(Value::as_str).unwrap_or("");
         match item.get("type").and_then(Value::as_str) {
-            Some("function_call") => {
+            Some("function_call" | "custom_tool_call") => {
                 if calls.iter().any(|(id, _, _)| *id == call_id) {
                     problems.add(
                         format_args!("input[{index}]"),
@@ -184,7 +210,7 @@ fn check_pairing(items: &[Value], problems: &mut Problems) {
                     calls.push((call_id, index, 0));
                 }
             }
-            Some("function_call_output") => {
+            Some("function_call_output" | "custom_tool_call_output") => {
                 match calls.iter_mut().find(|(id, _, _)| *id == call_id) {
                     Some((_, _, outputs)) => {
                         *outputs += 1;
