@@ -34,7 +34,7 @@ mod syntax;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use crate::pathglob::PathGlob;
@@ -55,6 +55,9 @@ const DEFAULT_TURN_TIMEOUT_SECS: u64 = 120;
 /// Larger files (generated data, bundles) are not parsed: the tree alone would take
 /// hundreds of MB, and nobody edits such files by hand.
 const MAX_SYNTAX_BYTES: usize = 8 << 20;
+/// Files read by the model are parsed ahead of an edit up to this size (a 5,000-line
+/// file is about 150 KiB): a parse costs CPU the model may never need, and memory.
+const MAX_PRIMED_BYTES: u64 = 256 << 10;
 /// What `{path}` in a linter command is replaced with.
 const PATH_PLACEHOLDER: &str = "{path}";
 
@@ -339,6 +342,43 @@ impl Linter {
                 language.name()
             )),
         }
+    }
+
+    /// Parses the file at `abs` in the background and keeps the parse, so that the
+    /// check after the model's first edit of a file it has read parses only what the
+    /// edit changed (about a millisecond instead of a full parse, ten for 5,000 lines).
+    /// Does nothing for files without a grammar, larger than `MAX_PRIMED_BYTES` or
+    /// already kept, or when syntax checks are off.
+    pub fn prime(self: &Arc<Self>, abs: &Path) {
+        if !self.config.syntax || self.parses().contains(abs) {
+            return;
+        }
+        let linter = Arc::clone(self);
+        let abs = abs.to_path_buf();
+        tokio::task::spawn_blocking(move || linter.prime_now(&abs));
+    }
+
+    fn prime_now(&self, abs: &Path) {
+        if !self.config.syntax {
+            return;
+        }
+        let small = std::fs::metadata(abs).is_ok_and(|meta| meta.len() <= MAX_PRIMED_BYTES);
+        let Some(text) = small.then(|| std::fs::read_to_string(abs).ok()).flatten() else {
+            return;
+        };
+        let Some(language) = Language::detect(abs, &text) else {
+            return;
+        };
+        match syntax::parse_for_later(language, &text, self.parse_budget) {
+            Ok(parsed) => self.parses().keep_if_absent(abs, parsed),
+            Err(error) => tracing::debug!(%error, file = %abs.display(), "not primed"),
+        }
+    }
+
+    /// Whether a parse of `abs` is kept for its next check.
+    #[cfg(test)]
+    pub(crate) fn keeps_parse_of(&self, abs: &Path) -> bool {
+        self.parses().contains(abs)
     }
 
     fn parses(&self) -> MutexGuard<'_, ParseCache> {

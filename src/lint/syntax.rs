@@ -83,14 +83,16 @@ pub(crate) enum SyntaxCheckError {
 pub(crate) struct Parsed {
     language: Language,
     /// The bytes the parser read (see [`parse_input`]).
-    input: Vec<u8>,
+    pub(super) input: Vec<u8>,
     tree: Tree,
 }
 
-/// The last parse of the most recently checked files, least recent first.
+/// The last parse of the most recently checked (or read) files, least recent first.
 #[derive(Default)]
 pub(crate) struct ParseCache {
     entries: Vec<(PathBuf, Parsed)>,
+    /// Bytes of text of all entries: a tree costs ten to twenty times its text.
+    bytes: usize,
 }
 
 impl ParseCache {
@@ -98,24 +100,44 @@ impl ParseCache {
     const FILES: usize = 16;
     /// Larger texts are not kept: their trees cost tens of MB.
     const MAX_BYTES: usize = 1 << 20;
+    /// Text kept in all, so that the trees stay within a few tens of MB.
+    const MAX_TOTAL_BYTES: usize = 2 << 20;
 
     /// Removes and returns the parse kept for `path`.
     pub(crate) fn take(&mut self, path: &Path) -> Option<Parsed> {
         let index = self.entries.iter().position(|(kept, _)| kept == path)?;
-        Some(self.entries.remove(index).1)
+        let (_, parsed) = self.entries.remove(index);
+        self.bytes -= parsed.input.len();
+        Some(parsed)
+    }
+
+    pub(crate) fn contains(&self, path: &Path) -> bool {
+        self.entries.iter().any(|(kept, _)| kept == path)
     }
 
     /// Keeps `parsed` as the latest parse of `path`, forgetting the least recently
-    /// checked file when full.
+    /// checked files when full.
     pub(crate) fn keep(&mut self, path: &Path, parsed: Parsed) {
         self.take(path);
         if parsed.input.len() > Self::MAX_BYTES {
             return;
         }
-        if self.entries.len() == Self::FILES {
-            self.entries.remove(0);
+        while !self.entries.is_empty()
+            && (self.entries.len() == Self::FILES
+                || self.bytes + parsed.input.len() > Self::MAX_TOTAL_BYTES)
+        {
+            let (_, forgotten) = self.entries.remove(0);
+            self.bytes -= forgotten.input.len();
         }
+        self.bytes += parsed.input.len();
         self.entries.push((path.to_path_buf(), parsed));
+    }
+
+    /// Keeps `parsed` unless a parse of `path` is already kept (a check's, newer).
+    pub(crate) fn keep_if_absent(&mut self, path: &Path, parsed: Parsed) {
+        if !self.contains(path) {
+            self.keep(path, parsed);
+        }
     }
 }
 
@@ -186,6 +208,21 @@ pub(crate) fn check(
         },
     };
     Ok(Checked { findings, parsed })
+}
+
+/// A full parse of `text`, to keep for the file's next check.
+pub(crate) fn parse_for_later(
+    language: Language,
+    text: &str,
+    budget: Duration,
+) -> Result<Parsed, SyntaxCheckError> {
+    let input = parse_input(language, text).into_owned();
+    let tree = parse(language, &input, None, Instant::now() + budget)?;
+    Ok(Parsed {
+        language,
+        input,
+        tree,
+    })
 }
 
 /// The errors of `before`, from `previous` when that is the parse of the same text.
@@ -1012,6 +1049,42 @@ class A(Base):
         let big = format!("\"{}\"", "a".repeat(ParseCache::MAX_BYTES));
         cache.keep(Path::new("big.json"), parsed(&big));
         assert!(cache.take(Path::new("big.json")).is_none());
+    }
+
+    #[test]
+    fn the_cache_keeps_its_text_within_a_total_budget() {
+        let parsed = |text: &str| {
+            check(Language::Json, None, text, PARSE_BUDGET, None)
+                .unwrap()
+                .parsed
+        };
+        // Three strings of just under half the budget: the third pushes out the first.
+        let half = format!("\"{}\"", "a".repeat(ParseCache::MAX_TOTAL_BYTES / 2 - 16));
+        let mut cache = ParseCache::default();
+        for name in ["a.json", "b.json", "c.json"] {
+            cache.keep(Path::new(name), parsed(&half));
+        }
+        assert!(!cache.contains(Path::new("a.json")), "the oldest goes");
+        assert!(cache.contains(Path::new("b.json")));
+        assert!(cache.contains(Path::new("c.json")));
+        assert!(cache.bytes <= ParseCache::MAX_TOTAL_BYTES);
+        cache.take(Path::new("b.json"));
+        assert_eq!(cache.bytes, half.len(), "taking gives its bytes back");
+    }
+
+    #[test]
+    fn a_parse_kept_ahead_never_replaces_a_checked_one() {
+        let parsed = |text: &str| {
+            check(Language::Json, None, text, PARSE_BUDGET, None)
+                .unwrap()
+                .parsed
+        };
+        let mut cache = ParseCache::default();
+        cache.keep(Path::new("a.json"), parsed("[1]"));
+        cache.keep_if_absent(Path::new("a.json"), parsed("[2]"));
+        assert_eq!(cache.take(Path::new("a.json")).unwrap().input, b"[1]");
+        cache.keep_if_absent(Path::new("a.json"), parsed("[3]"));
+        assert_eq!(cache.take(Path::new("a.json")).unwrap().input, b"[3]");
     }
 
     mod incremental {

@@ -436,3 +436,84 @@ async fn c_errors_carry_the_macro_caveat() {
          m.c:1:26: syntax error: missing `;`\n    int main(void) { return 0 }\n                             ^"
     );
 }
+
+/// Waits until the linter keeps a parse of `abs` (priming runs in the background).
+async fn wait_until_primed(linter: &Linter, abs: &Path) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        if linter.parses().contains(abs) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    false
+}
+
+#[tokio::test]
+async fn a_primed_file_is_checked_from_its_kept_parse_with_the_same_findings() {
+    let dir = tempfile::tempdir().unwrap();
+    let linter = Arc::new(Linter::new(dir.path(), LintConfig::default()));
+    let abs = dir.path().join("lib.rs");
+    let before = "fn a() -> u8 {\n    1\n}\n\nfn b() -> u8 {\n    2\n}\n";
+    fs::write(&abs, before).unwrap();
+    linter.prime(&abs);
+    assert!(wait_until_primed(&linter, &abs).await, "never primed");
+
+    let after = before.replace("    2\n", "    let = 2;\n");
+    fs::write(&abs, &after).unwrap();
+    let primed = linter
+        .check_write(&abs, "lib.rs", Some(before), &after)
+        .await;
+    let (_other, unprimed_linter) = project(LintConfig::default());
+    let unprimed = unprimed_linter
+        .check_write(&abs, "lib.rs", Some(before), &after)
+        .await;
+    assert_eq!(primed, unprimed);
+    assert!(primed.contains("lib.rs:6"), "{primed}");
+}
+
+#[test]
+fn priming_skips_large_files_unknown_files_and_files_already_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let linter = Linter::new(dir.path(), LintConfig::default());
+    let large = dir.path().join("large.json");
+    let body = "1,".repeat(usize::try_from(MAX_PRIMED_BYTES).unwrap());
+    fs::write(&large, format!("[{body}1]")).unwrap();
+    let unknown = dir.path().join("notes.txt");
+    fs::write(&unknown, "plain text\n").unwrap();
+    let small = dir.path().join("small.json");
+    fs::write(&small, "[1]").unwrap();
+    for abs in [&large, &unknown, &small] {
+        linter.prime_now(abs);
+    }
+    assert!(!linter.parses().contains(&large));
+    assert!(!linter.parses().contains(&unknown));
+    assert!(linter.parses().contains(&small));
+
+    // A checked file's parse is newer than what priming read: it is not replaced.
+    let checked = tokio::runtime::Runtime::new().unwrap().block_on(async {
+        fs::write(&small, "[2]").unwrap();
+        linter
+            .check_write(&small, "small.json", Some("[1]"), "[2]")
+            .await
+    });
+    assert!(checked.contains("clean"), "{checked}");
+    fs::write(&small, "[3]").unwrap();
+    linter.prime_now(&small);
+    assert_eq!(linter.parses().take(&small).unwrap().input, b"[2]");
+}
+
+#[tokio::test]
+async fn nothing_is_primed_when_syntax_checks_are_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = LintConfig {
+        syntax: false,
+        ..LintConfig::default()
+    };
+    let linter = Arc::new(Linter::new(dir.path(), config));
+    let abs = dir.path().join("a.json");
+    fs::write(&abs, "[1]").unwrap();
+    linter.prime(&abs);
+    linter.prime_now(&abs);
+    assert!(!linter.parses().contains(&abs));
+}

@@ -84,14 +84,17 @@ impl Tool for Read {
         };
         let workspace = ctx.workspace.clone();
         let ledger = ctx.ledger.clone();
-        blocking(move || {
+        let (output, abs) = blocking(move || {
             let abs = workspace.resolve_for_read(&args.path)?;
             let display = workspace.display(&abs);
             let output = read_file(&abs, &display, window)?;
             ledger.record_read(&abs);
-            Ok(output)
+            Ok((output, abs))
         })
-        .await
+        .await?;
+        // A file read is often a file about to be edited: its check will then be quick.
+        ctx.linter.prime(&abs);
+        Ok(output)
     }
 }
 
@@ -536,6 +539,19 @@ mod tests {
         fx.file("a.txt", "x\n");
         fx.ok(&Read, json!({"path": "./a.txt"})).await;
         assert!(fx.ctx.ledger.was_read(&fx.path("a.txt")));
+    }
+
+    #[tokio::test]
+    async fn a_read_source_file_is_parsed_ahead_for_its_next_check() {
+        let fx = Fixture::new();
+        fx.file("src/lib.rs", "fn a() {}\n");
+        fx.ok(&Read, json!({"path": "src/lib.rs"})).await;
+        let abs = fx.path("src/lib.rs");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !fx.ctx.linter.keeps_parse_of(&abs) {
+            assert!(std::time::Instant::now() < deadline, "never parsed ahead");
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
     }
 
     #[tokio::test]
