@@ -7,6 +7,8 @@
 //! Does not own: request bodies, headers specific to a wire, or decoding the stream.
 //! Invariant: a response handed back by [`Transport::post_streaming`] has a 2xx status.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -44,7 +46,12 @@ const MAX_ERROR_MESSAGE_CHARS: usize = 500;
 pub struct Transport {
     http: Shared<BoxFuture<'static, Result<reqwest::Client, String>>>,
     idle_timeout: Duration,
+    /// The size of the last request body, to size the next one.
+    last_body_bytes: Arc<AtomicUsize>,
 }
+
+/// Room for what a step adds to the next request before its buffer must grow.
+const BODY_HEADROOM: usize = 64 * 1024;
 
 impl std::fmt::Debug for Transport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -76,7 +83,11 @@ impl Transport {
             })
             .boxed()
             .shared();
-        Self { http, idle_timeout }
+        Self {
+            http,
+            idle_timeout,
+            last_body_bytes: Arc::default(),
+        }
     }
 
     async fn client(&self) -> Result<reqwest::Client, ProviderError> {
@@ -91,8 +102,15 @@ impl Transport {
         body: &impl Serialize,
         decoder: D,
     ) -> Result<EventStream, ProviderError> {
-        let body = serde_json::to_vec(body)
+        // Sized from the last request (each is the last one plus a step): one large
+        // block per request instead of a doubling chain of them, which glibc's malloc
+        // would keep resident in its per-thread heaps as the session grows.
+        let mut encoded =
+            Vec::with_capacity(self.last_body_bytes.load(Ordering::Relaxed) + BODY_HEADROOM);
+        serde_json::to_writer(&mut encoded, body)
             .map_err(|err| ProviderError::Setup(format!("cannot encode the request: {err}")))?;
+        self.last_body_bytes.store(encoded.len(), Ordering::Relaxed);
+        let body = encoded;
         let response = self.post_streaming(url, headers, body).await?;
         Ok(decode_body(self.body_stream(response), decoder))
     }
