@@ -25,7 +25,7 @@ use crate::provider::{
     StreamEvent, ToolCall, ToolResult, ToolSpec, Usage,
 };
 use crate::session::Record;
-use crate::tools::{OutputChunk, OutputSink, Registry, ToolCtx};
+use crate::tools::{Concurrency, OutputChunk, OutputSink, Registry, ToolCtx};
 
 use super::approval::ApprovalDesk;
 use super::budget::SharedMeter;
@@ -102,6 +102,9 @@ pub(crate) struct Agent {
     pub(crate) mcp: Arc<McpHub>,
     /// The hub's tool-list generation `tools` was built from.
     pub(crate) mcp_generation: u64,
+    /// The environment block of the last request, while no step since could have
+    /// changed what it says (see [`Agent::environment`]).
+    pub(crate) environment: Option<String>,
     /// Template for every tool call's context; `cancel` is replaced per step.
     pub(crate) tool_ctx: ToolCtx,
     pub(crate) approvals: Arc<ApprovalDesk>,
@@ -156,6 +159,8 @@ impl Agent {
 
     async fn run_turn(&mut self) -> std::ops::ControlFlow<()> {
         self.meter.restart(Instant::now());
+        // The user may have changed the repository since the last turn.
+        self.environment = None;
         self.repetition = RepetitionGuard::default();
         let mut recovery = Recovery::new(self.retry.clone(), self.max_tokens);
         let mut step = 0;
@@ -250,6 +255,12 @@ impl Agent {
     /// returns why the task must stop, if it must.
     fn observe_step(&mut self) -> Option<String> {
         let (calls, results) = self.conversation.last_exchange();
+        if calls
+            .iter()
+            .any(|call| self.may_change_workspace(&call.name))
+        {
+            self.environment = None;
+        }
         for call in &calls {
             self.meter.count_tool_run();
             let edits = self
@@ -408,15 +419,35 @@ impl Agent {
         self.tool_specs = self.tools.specs();
     }
 
-    async fn request(&self, max_tokens: u32) -> ModelRequest {
+    /// Whether a call of the tool `name` may change the workspace or its git state:
+    /// anything but the tools that may run in parallel, which only look.
+    fn may_change_workspace(&self, name: &str) -> bool {
+        self.tools
+            .get(name)
+            .is_none_or(|tool| tool.concurrency() == Concurrency::Exclusive)
+    }
+
+    /// The environment block for the next request. It is worked out (git status
+    /// included, which takes a while in a large repository) at a turn's first step and
+    /// after a step that ran a tool which may change files; steps that only read reuse
+    /// the last one.
+    async fn environment(&mut self) -> String {
+        if let Some(block) = &self.environment {
+            return block.clone();
+        }
         let workspace = self.workspace.clone();
-        let environment =
-            tokio::task::spawn_blocking(move || context::environment_block(&workspace))
-                .await
-                .unwrap_or_else(|error| {
-                    tracing::warn!(%error, "environment block failed");
-                    String::new()
-                });
+        let block = tokio::task::spawn_blocking(move || context::environment_block(&workspace))
+            .await
+            .unwrap_or_else(|error| {
+                tracing::warn!(%error, "environment block failed");
+                String::new()
+            });
+        self.environment = Some(block.clone());
+        block
+    }
+
+    async fn request(&mut self, max_tokens: u32) -> ModelRequest {
+        let environment = self.environment().await;
         ModelRequest {
             system: self.system.clone(),
             tools: self.tool_specs.clone(),

@@ -26,6 +26,40 @@ for_each_wire!(
     read_only_mode_refuses_writes,
 );
 
+/// The `<environment>` block a request's last user message carries.
+fn environment_block(request: &crate::common::scripted_server::RecordedRequest) -> String {
+    let text = last_user_text(request);
+    let start = text.find("<environment>").expect("an environment block");
+    let end = text.find("</environment>").expect("the block's end");
+    text[start..end].to_string()
+}
+
+#[tokio::test]
+async fn steps_that_only_read_reuse_the_environment_block() {
+    let (server, repo, mut agent) =
+        start("environment_reuse", Wire::Anthropic, ApprovalMode::Auto).await;
+    agent.send("read a, then write new.txt");
+    // The first request is out (its block worked out); a file appears behind the agent's
+    // back before the read is even sent.
+    server.wait_for_gate("hold-read").await;
+    std::fs::write(repo.path().join("late.txt"), "late\n").unwrap();
+    server.release("hold-read");
+    assert_eq!(agent.turn_end().await, finished(StopReason::EndTurn));
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let blocks: Vec<String> = requests.iter().map(environment_block).collect();
+    assert!(!blocks[0].contains("late.txt"), "{}", blocks[0]);
+    assert_eq!(blocks[1], blocks[0], "after a read, the same block");
+    assert!(
+        blocks[2].contains("late.txt"),
+        "after a write, a new one: {}",
+        blocks[2]
+    );
+    assert!(blocks[2].contains("new.txt"), "{}", blocks[2]);
+    server.assert_no_violations();
+}
+
 fn fixture_repo() -> TestRepo {
     TestRepo::with_files(&[
         ("a.txt", "alpha\n"),
