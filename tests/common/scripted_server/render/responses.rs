@@ -18,6 +18,32 @@ use serde_json::{Value, json};
 use super::{DefaultIds, Emit, ReplyContext, WireStream};
 use crate::common::script::{ScriptUsage, Step, StopReason, StreamTurn, pieces};
 
+/// How one kind of tool call streams on the Responses wire: a function call carries
+/// JSON `arguments`, a call to a freeform (custom) tool carries text `input`.
+struct CallKind {
+    custom: bool,
+    item_type: &'static str,
+    payload: &'static str,
+    delta_event: &'static str,
+    done_event: &'static str,
+}
+
+const FUNCTION_CALL: CallKind = CallKind {
+    custom: false,
+    item_type: "function_call",
+    payload: "arguments",
+    delta_event: "response.function_call_arguments.delta",
+    done_event: "response.function_call_arguments.done",
+};
+
+const CUSTOM_TOOL_CALL: CallKind = CallKind {
+    custom: true,
+    item_type: "custom_tool_call",
+    payload: "input",
+    delta_event: "response.custom_tool_call_input.delta",
+    done_event: "response.custom_tool_call_input.done",
+};
+
 pub(super) struct ResponsesStream<'a> {
     context: &'a ReplyContext,
     stop: StopReason,
@@ -174,31 +200,43 @@ impl<'a> ResponsesStream<'a> {
         self.item_done(out, index, item);
     }
 
-    /// Streams a function call; with `cut_after` fragments, stops there and cuts.
-    fn function_call(
+    /// Streams a call as `kind`; with `cut_after` fragments, stops there and cuts.
+    fn tool_call(
         &mut self,
         out: &mut Vec<Emit>,
+        kind: &CallKind,
         name: &str,
         call_id: String,
         fragments: Vec<String>,
         cut_after: Option<usize>,
     ) {
         let index = self.output.len();
-        let id = self.call_items.next(None);
-        let item = |status: &str, arguments: &str| {
-            json!({
-                "id": id, "type": "function_call", "status": status,
-                "call_id": call_id, "name": name, "arguments": arguments,
-            })
+        let id = if kind.custom {
+            self.custom_items.next(None)
+        } else {
+            self.call_items.next(None)
+        };
+        let with_payload = |mut value: Value, payload: &str| {
+            value[kind.payload] = json!(payload);
+            value
+        };
+        let item = |status: &str, payload: &str| {
+            with_payload(
+                json!({
+                    "id": id, "type": kind.item_type, "status": status,
+                    "call_id": call_id, "name": name,
+                }),
+                payload,
+            )
         };
         self.item_added(out, index, item("in_progress", ""));
-        let arguments: String = fragments.concat();
+        let payload: String = fragments.concat();
         let sent = cut_after.unwrap_or(fragments.len());
         for piece in fragments.into_iter().take(sent) {
             self.event(
                 out,
                 json!({
-                    "type": "response.function_call_arguments.delta",
+                    "type": kind.delta_event,
                     "item_id": id, "output_index": index, "delta": piece,
                 }),
             );
@@ -207,57 +245,9 @@ impl<'a> ResponsesStream<'a> {
             out.push(Emit::Cut);
             return;
         }
-        self.event(
-            out,
-            json!({
-                "type": "response.function_call_arguments.done",
-                "item_id": id, "output_index": index, "arguments": arguments,
-            }),
-        );
-        self.item_done(out, index, item("completed", &arguments));
-    }
-
-    /// Streams a call to a freeform tool: its input is text, sent in `fragments`.
-    fn custom_tool_call(
-        &mut self,
-        out: &mut Vec<Emit>,
-        name: &str,
-        call_id: String,
-        fragments: Vec<String>,
-        cut_after: Option<usize>,
-    ) {
-        let index = self.output.len();
-        let id = self.custom_items.next(None);
-        let item = |status: &str, input: &str| {
-            json!({
-                "id": id, "type": "custom_tool_call", "status": status,
-                "call_id": call_id, "name": name, "input": input,
-            })
-        };
-        self.item_added(out, index, item("in_progress", ""));
-        let input: String = fragments.concat();
-        let sent = cut_after.unwrap_or(fragments.len());
-        for piece in fragments.into_iter().take(sent) {
-            self.event(
-                out,
-                json!({
-                    "type": "response.custom_tool_call_input.delta",
-                    "item_id": id, "output_index": index, "delta": piece,
-                }),
-            );
-        }
-        if cut_after.is_some() {
-            out.push(Emit::Cut);
-            return;
-        }
-        self.event(
-            out,
-            json!({
-                "type": "response.custom_tool_call_input.done",
-                "item_id": id, "output_index": index, "input": input,
-            }),
-        );
-        self.item_done(out, index, item("completed", &input));
+        let done = json!({ "type": kind.done_event, "item_id": id, "output_index": index });
+        self.event(out, with_payload(done, &payload));
+        self.item_done(out, index, item("completed", &payload));
     }
 
     fn usage(&self) -> Value {
@@ -332,9 +322,23 @@ impl WireStream for ResponsesStream<'_> {
                     .iter()
                     .any(|custom| custom == name)
                 {
-                    self.custom_tool_call(out, name, call_id, fragments, *cut_after_chunks);
+                    self.tool_call(
+                        out,
+                        &CUSTOM_TOOL_CALL,
+                        name,
+                        call_id,
+                        fragments,
+                        *cut_after_chunks,
+                    );
                 } else {
-                    self.function_call(out, name, call_id, fragments, *cut_after_chunks);
+                    self.tool_call(
+                        out,
+                        &FUNCTION_CALL,
+                        name,
+                        call_id,
+                        fragments,
+                        *cut_after_chunks,
+                    );
                 }
             }
             Step::StreamError { kind, message } => {
