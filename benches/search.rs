@@ -161,7 +161,7 @@ fn file_text(index: usize, bytes: usize) -> String {
             text.push_str(&format!("pub fn {word}_handler(request: u64) {{}}\n"));
             continue;
         }
-        if index % RARE_EVERY == 0 && line == 7 {
+        if index.is_multiple_of(RARE_EVERY) && line == 7 {
             text.push_str(&format!("// {RARE_LITERAL}\n"));
         }
         let words = 6 + next() % 8;

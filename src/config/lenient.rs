@@ -68,10 +68,10 @@ pub fn parse_file_lenient(path: &Path, text: &str) -> Result<Loaded, ConfigError
 /// does.
 fn remove_setting_at(table: &mut DeTable<'_>, at: usize) -> bool {
     for (_, value) in table.iter_mut() {
-        if let DeValue::Table(inner) = value.get_mut() {
-            if remove_setting_at(inner, at) {
-                return true;
-            }
+        if let DeValue::Table(inner) = value.get_mut()
+            && remove_setting_at(inner, at)
+        {
+            return true;
         }
     }
     let covers = |span: Range<usize>| span.contains(&at);

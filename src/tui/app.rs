@@ -249,10 +249,10 @@ impl App {
         self.turn_running = false;
         self.interrupting = false;
         self.running_tools = 0;
-        if matches!(outcome, TurnOutcome::Finished { .. }) {
-            if let Some(next) = self.pending.next_queued() {
-                self.start_turn(next);
-            }
+        if matches!(outcome, TurnOutcome::Finished { .. })
+            && let Some(next) = self.pending.next_queued()
+        {
+            self.start_turn(next);
         }
     }
 

@@ -213,10 +213,10 @@ impl EditReview {
         self.scroll = self.scroll.saturating_add_signed(rows).min(max);
         let window = self.scroll..self.scroll + viewport.rows();
         let overlaps = |rows: &Range<usize>| rows.start < window.end && window.start < rows.end;
-        if !hunk_rows.get(self.selected).is_some_and(overlaps) {
-            if let Some(index) = hunk_rows.iter().position(overlaps) {
-                self.selected = index;
-            }
+        if !hunk_rows.get(self.selected).is_some_and(overlaps)
+            && let Some(index) = hunk_rows.iter().position(overlaps)
+        {
+            self.selected = index;
         }
     }
 

@@ -335,11 +335,11 @@ impl Transcript {
 
     /// Marks a cell for measuring again before the next frame.
     fn touch(&mut self, index: usize) {
-        if let Some(entry) = self.cells.get_mut(index) {
-            if !entry.dirty {
-                entry.dirty = true;
-                self.layout.dirty.push(index);
-            }
+        if let Some(entry) = self.cells.get_mut(index)
+            && !entry.dirty
+        {
+            entry.dirty = true;
+            self.layout.dirty.push(index);
         }
     }
 

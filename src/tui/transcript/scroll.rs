@@ -181,10 +181,10 @@ impl Scroll {
     /// Cell `cell` grew by `lines`: counted as unseen when it is below a pinned view's
     /// anchor (content above it does not push anything into view).
     pub fn grew(&mut self, cell: usize, lines: usize) {
-        if let Anchor::Pinned { cell: anchor, .. } = self.anchor {
-            if cell >= anchor {
-                self.unseen += lines;
-            }
+        if let Anchor::Pinned { cell: anchor, .. } = self.anchor
+            && cell >= anchor
+        {
+            self.unseen += lines;
         }
     }
 
@@ -207,10 +207,10 @@ impl Scroll {
 
     /// Keeps a pinned anchor valid after the cells were cleared or cut.
     pub fn clamp(&mut self, cells: usize) {
-        if let Anchor::Pinned { cell, .. } = self.anchor {
-            if cell >= cells {
-                self.follow_bottom();
-            }
+        if let Anchor::Pinned { cell, .. } = self.anchor
+            && cell >= cells
+        {
+            self.follow_bottom();
         }
     }
 }
