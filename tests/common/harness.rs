@@ -391,6 +391,16 @@ pub fn last_user_text(request: &RecordedRequest) -> String {
     out
 }
 
+/// A private HOME for [`run_duet`] whose duet config file (`config/duet/config.toml`,
+/// where `XDG_CONFIG_HOME` points) holds `toml`.
+pub fn home_with_config(toml: &str) -> tempfile::TempDir {
+    let home = tempfile::tempdir().expect("temp home");
+    let config_dir = home.path().join("config/duet");
+    std::fs::create_dir_all(&config_dir).expect("config dir");
+    std::fs::write(config_dir.join("config.toml"), toml).expect("config file");
+    home
+}
+
 /// Runs the binary in `cwd` with a clean environment (see [`duet_command`]) and
 /// collects its output.
 pub async fn run_duet(

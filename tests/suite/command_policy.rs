@@ -9,7 +9,9 @@ use duet::policy::{ApprovalMode, CommandClass, Decision, Reason};
 use duet::provider::Wire;
 use pretty_assertions::assert_eq;
 
-use crate::common::harness::{TestAgent, TestRepo, run_duet, tool_results, wire_env};
+use crate::common::harness::{
+    TestAgent, TestRepo, home_with_config, run_duet, tool_results, wire_env,
+};
 use crate::common::script::{LoadScript, Script};
 use crate::common::scripted_server::ScriptedServer;
 
@@ -161,14 +163,9 @@ async fn yes_approves_ordinary_asks_but_refuses_protected_paths_and_says_how_to_
 async fn the_users_policy_config_unprotects_paths_and_widens_auto() {
     let server = ScriptedServer::start(Script::load("policy_protected")).await;
     let repo = repo();
-    let home = tempfile::tempdir().unwrap();
-    let config_dir = home.path().join("config/duet");
-    std::fs::create_dir_all(&config_dir).unwrap();
-    std::fs::write(
-        config_dir.join("config.toml"),
+    let home = home_with_config(
         "[policy]\nprotected = [\"!Cargo.lock\"]\nauto_allow = [\"destructive\"]\n",
-    )
-    .unwrap();
+    );
     let env = wire_env(&server, Wire::Anthropic);
     let output = run_duet(
         repo.path(),

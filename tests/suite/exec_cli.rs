@@ -5,7 +5,7 @@
 use duet::provider::Wire;
 use pretty_assertions::assert_eq;
 
-use crate::common::harness::{TestRepo, run_duet, tool_results, wire_env};
+use crate::common::harness::{TestRepo, home_with_config, run_duet, tool_results, wire_env};
 use crate::common::script::{LoadScript, Script, script_path};
 use crate::common::scripted_server::ScriptedServer;
 
@@ -187,15 +187,8 @@ async fn exec_against_a_dead_server_fails_clearly() {
         .unwrap()
         .port();
     let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
-    let home = tempfile::tempdir().unwrap();
     // One quick retry instead of the default five with growing waits.
-    let config_dir = home.path().join("config/duet");
-    std::fs::create_dir_all(&config_dir).unwrap();
-    std::fs::write(
-        config_dir.join("config.toml"),
-        "[network]\nmax_retries = 1\n",
-    )
-    .unwrap();
+    let home = home_with_config("[network]\nmax_retries = 1\n");
     let base = format!("http://127.0.0.1:{port}");
     let output = run_duet(
         repo.path(),

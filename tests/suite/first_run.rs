@@ -4,7 +4,7 @@
 use duet::provider::Wire;
 use pretty_assertions::assert_eq;
 
-use crate::common::harness::{TestRepo, run_duet, wire_env};
+use crate::common::harness::{TestRepo, home_with_config, run_duet, wire_env};
 use crate::common::script::{LoadScript, Script};
 use crate::common::scripted_server::ScriptedServer;
 
@@ -70,14 +70,7 @@ async fn completions_cover_the_subcommands() {
 async fn unknown_keys_are_reported_and_the_run_goes_on() {
     let server = ScriptedServer::start(Script::load("stream_text")).await;
     let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
-    let home = tempfile::tempdir().unwrap();
-    let config_dir = home.path().join("config/duet");
-    std::fs::create_dir_all(&config_dir).unwrap();
-    std::fs::write(
-        config_dir.join("config.toml"),
-        "approval = \"read-only\"\nmax_tokenz = 5\n[shell]\ntimeout = 3\n",
-    )
-    .unwrap();
+    let home = home_with_config("approval = \"read-only\"\nmax_tokenz = 5\n[shell]\ntimeout = 3\n");
     let output = run_duet(
         repo.path(),
         home.path(),

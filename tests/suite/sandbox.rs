@@ -17,7 +17,9 @@ use duet::shell::sandbox::{Protections, SandboxConfig};
 use duet::shell::{End, Request, Shell, ShellConfig};
 use tokio_util::sync::CancellationToken;
 
-use crate::common::harness::{TestRepo, duet_binary, run_duet, tool_results, wire_env};
+use crate::common::harness::{
+    TestRepo, duet_binary, home_with_config, run_duet, tool_results, wire_env,
+};
 use crate::common::script::{LoadScript, Script};
 use crate::common::scripted_server::ScriptedServer;
 
@@ -245,14 +247,7 @@ async fn stuck_commands_are_still_recognised_and_stopped() {
 async fn credentials_never_reach_the_shell_of_duet_exec() {
     let server = ScriptedServer::start(Script::load("shell_env")).await;
     let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
-    let home = tempfile::tempdir().unwrap();
-    let config_dir = home.path().join("config/duet");
-    std::fs::create_dir_all(&config_dir).unwrap();
-    std::fs::write(
-        config_dir.join("config.toml"),
-        "[shell]\nkeep_env = [\"AWS_PROFILE\"]\n",
-    )
-    .unwrap();
+    let home = home_with_config("[shell]\nkeep_env = [\"AWS_PROFILE\"]\n");
     let mut env = wire_env(&server, Wire::Anthropic);
     env.push(("GH_TOKEN", "ghp_not_for_the_shell".into()));
     env.push(("AWS_PROFILE", "dev".into()));
@@ -304,14 +299,7 @@ async fn the_json_session_start_carries_the_protections() {
 async fn a_sandbox_turned_off_is_reported_with_its_reason() {
     let server = ScriptedServer::start(Script::load("stream_text")).await;
     let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
-    let home = tempfile::tempdir().unwrap();
-    let config_dir = home.path().join("config/duet");
-    std::fs::create_dir_all(&config_dir).unwrap();
-    std::fs::write(
-        config_dir.join("config.toml"),
-        "[sandbox]\nenabled = false\n",
-    )
-    .unwrap();
+    let home = home_with_config("[sandbox]\nenabled = false\n");
     let env = wire_env(&server, Wire::Anthropic);
     let output = run_duet(repo.path(), home.path(), &env, &["exec", "hi"]).await;
     let stdout = String::from_utf8_lossy(&output.stdout);
