@@ -18,6 +18,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Closes every marker.
 const MARKER_END: &[u8] = b">>";
+/// The scratch files the setup script reads the command from and writes the shell's
+/// directory to (their names are spelled out in [`COMMON_FUNCTIONS`] too).
+pub(super) const COMMAND_FILE: &str = "command";
+pub(super) const CWD_FILE: &str = "cwd";
 /// The longest marker body (`end:<id>:<status>`) accepted before the text counts as
 /// ordinary output.
 const MAX_BODY: usize = 64;
@@ -52,22 +56,12 @@ impl Flavor {
             Flavor::Zsh => ("", ""),
         };
         let common = COMMON_FUNCTIONS
-            .replace("@READ_COMMAND@", self.read_command())
             .replace("@PAUSE_TRACE@", pause)
             .replace("@RESUME_TRACE@", resume);
         template
             .replace("@COMMON@", &common)
             .replace("@NONCE@", nonce)
             .replace("@DIR@", &quote(&scratch.to_string_lossy()))
-    }
-
-    fn read_command(self) -> &'static str {
-        match self {
-            Flavor::Bash => {
-                r#"IFS= builtin read -r -d '' __duet_cmd <"$__duet_dir/command" || builtin true"#
-            }
-            Flavor::Zsh => r#"__duet_cmd=$(<"$__duet_dir/command")"#,
-        }
     }
 
     /// The line typed to run the command saved in the scratch `command` file. The
@@ -90,20 +84,30 @@ impl Flavor {
 
 /// Functions shared by both shells. Markers go to `/dev/tty` so a command that
 /// redirects the shell's stdout (`exec >log`) cannot swallow them.
+///
+/// The scratch files are overwritten in place, never truncated, and end in a NUL
+/// (`read -d ''` stops there; what follows is left from a longer, earlier one): on
+/// ext4, truncating and rewriting a file forces its data out on close, which cost
+/// more than the rest of a command's round trip together. The directory is written
+/// only when it changed.
 const COMMON_FUNCTIONS: &str = r#"
 __duet_nonce=@NONCE@
 __duet_dir=@DIR@
 __duet_id=
 __duet_x=
+__duet_pwd=
 __duet_begin() {
     __duet_id=$1
-    @READ_COMMAND@
+    IFS= builtin read -r -d '' __duet_cmd <"$__duet_dir/command" || builtin true
     builtin printf '<<duet-%s:begin:%s>>' "$__duet_nonce" "$__duet_id" >/dev/tty
 @RESUME_TRACE@}
 __duet_end() {
     builtin local code=$?
     [ -n "$__duet_id" ] || builtin return 0
-@PAUSE_TRACE@    builtin printf '%s' "$PWD" >|"$__duet_dir/cwd"
+@PAUSE_TRACE@    if [ "$PWD" != "$__duet_pwd" ]; then
+        __duet_pwd=$PWD
+        builtin printf '%s\0' "$PWD" 1<>"$__duet_dir/cwd"
+    fi
     builtin printf '<<duet-%s:end:%s:%s>>' "$__duet_nonce" "$__duet_id" "$code" >/dev/tty
     __duet_id=
     builtin return 0

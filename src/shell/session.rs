@@ -24,7 +24,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::framing::{Flavor, Frame, Scanner, new_nonce};
+use super::framing::{COMMAND_FILE, CWD_FILE, Flavor, Frame, Scanner, new_nonce};
 use super::procfs::{self, TerminalReader};
 use super::sandbox::Plan;
 use super::screen::Screen;
@@ -164,6 +164,8 @@ pub(super) struct Session {
     exit: watch::Receiver<Option<ShellExit>>,
     /// The setup script, the command file and the cwd file; removed with the session.
     scratch: TempDir,
+    /// The scratch `command` file, kept open: each command is written over the last.
+    command_file: fs::File,
     /// The PTY's slave device (`/dev/pts/N`), to recognise reads from the terminal.
     tty: Option<PathBuf>,
     next_id: u64,
@@ -196,6 +198,11 @@ impl Session {
         let script = scratch.path().join("init");
         fs::write(&script, flavor.init_script(&nonce, scratch.path()))
             .map_err(|error| failed(format!("cannot write its setup script: {error}")))?;
+        let command_file = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(scratch.path().join(COMMAND_FILE))
+            .map_err(|error| failed(format!("cannot create its command file: {error}")))?;
 
         let pty = native_pty_system()
             .openpty(PtySize {
@@ -235,6 +242,7 @@ impl Session {
             frames,
             exit,
             scratch,
+            command_file,
             next_id: 1,
             cwd: cwd.to_path_buf(),
             busy: false,
@@ -305,7 +313,7 @@ impl Session {
         let id = self.next_id;
         self.next_id += 1;
         let handoff = |error: std::io::Error| ShellError::Handoff(error.to_string());
-        fs::write(self.scratch.path().join("command"), command).map_err(handoff)?;
+        self.save_command(command).map_err(handoff)?;
         self.busy = true;
         self.type_text(&self.flavor.run_line(id)).map_err(handoff)?;
 
@@ -478,11 +486,33 @@ impl Session {
             .filter(|&group| group != self.pid && group > 0)
     }
 
-    /// Records a normal end: the shell is idle again, in the directory it reported.
+    /// Writes `command` over the last one in the command file, ended by a NUL (the
+    /// shell reads up to it). The file is never truncated: see `framing`.
+    fn save_command(&self, command: &str) -> std::io::Result<()> {
+        use std::os::unix::fs::FileExt as _;
+        if command.contains('\0') {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "the command contains a NUL byte, which no shell can take",
+            ));
+        }
+        let mut saved = Vec::with_capacity(command.len() + 1);
+        saved.extend_from_slice(command.as_bytes());
+        saved.push(0);
+        self.command_file.write_all_at(&saved, 0)
+    }
+
+    /// Records a normal end: the shell is idle again, in the directory it last
+    /// reported (the file holds it up to a NUL, and is only rewritten on a change).
     fn finished(&mut self) {
         self.busy = false;
-        if let Ok(cwd) = fs::read(self.scratch.path().join("cwd")) {
-            self.cwd = path_from_bytes(cwd);
+        if let Ok(mut cwd) = fs::read(self.scratch.path().join(CWD_FILE)) {
+            if let Some(end) = cwd.iter().position(|&byte| byte == 0) {
+                cwd.truncate(end);
+            }
+            if !cwd.is_empty() {
+                self.cwd = path_from_bytes(cwd);
+            }
         }
     }
 

@@ -87,6 +87,52 @@ async fn cwd_and_exports_survive_separate_calls() {
     assert!(!outcome.replaced_shell);
 }
 
+/// The command and cwd files are overwritten in place: a short command or directory
+/// after a longer one must not pick up the longer one's tail, noclobber included.
+async fn check_shorter_commands_and_directories_after_longer_ones(h: &Harness) {
+    std::fs::create_dir_all(h.dir.path().join("sub/deeper")).unwrap();
+    h.ok("set -o noclobber; cd sub/deeper").await;
+    assert_eq!(h.shell.cwd(), h.root().join("sub/deeper"));
+    assert_eq!(
+        h.ok("echo a-much-longer-command-than-the-next-one").await,
+        "a-much-longer-command-than-the-next-one\n"
+    );
+    assert_eq!(h.ok("cd ..; echo x").await, "x\n");
+    assert_eq!(h.shell.cwd(), h.root().join("sub"));
+    assert_eq!(
+        h.ok("pwd").await,
+        format!("{}\n", h.root().join("sub").display())
+    );
+    h.ok("cd ..").await;
+    assert_eq!(h.shell.cwd(), h.root());
+}
+
+#[tokio::test]
+async fn shorter_commands_and_directories_replace_longer_ones_whole() {
+    check_shorter_commands_and_directories_after_longer_ones(&Harness::new()).await;
+}
+
+#[tokio::test]
+async fn a_command_with_a_nul_byte_is_refused_with_a_reason() {
+    let h = Harness::new();
+    let cancel = CancellationToken::new();
+    let mut ignore = |_: String| {};
+    let refused = h
+        .shell
+        .run(Request {
+            command: "echo a\0b",
+            timeout: Duration::from_secs(10),
+            cancel: &cancel,
+            on_output: &mut ignore,
+        })
+        .await;
+    match refused {
+        Err(ShellError::Handoff(reason)) => assert!(reason.contains("NUL"), "{reason}"),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    assert_eq!(h.ok("echo still here").await, "still here\n");
+}
+
 #[tokio::test]
 async fn a_sourced_activate_script_keeps_its_function_and_path() {
     let h = Harness::new();
@@ -496,6 +542,7 @@ async fn zsh_sessions_keep_state_frame_commands_and_stop_them() {
         "{exited:?}"
     );
     assert_eq!(h.ok("echo ${KEPT:-reset}").await, "reset\n");
+    check_shorter_commands_and_directories_after_longer_ones(&h).await;
 }
 
 #[tokio::test]
