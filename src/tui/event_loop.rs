@@ -115,7 +115,10 @@ pub async fn run(
                 Some(Err(_)) | None => Effect::Quit,
             },
             event = events.recv(), if take_output => match event {
-                Some(event) => on_agent(&mut app, event, &mut events),
+                Some(event) => {
+                    frames.output_taken(Instant::now());
+                    on_agent(&mut app, event, &mut events)
+                }
                 None => {
                     app.notice("the agent stopped; press Ctrl-C twice to quit", NoticeKind::Error);
                     Effect::Redraw

@@ -12,6 +12,10 @@
 //! each costs far more than the eye gains (text typing out at 30 frames a second looks
 //! the same). So after a frame, the loop leaves the agent's events waiting until
 //! [`FrameScheduler::output_due`]; keys and resizes still draw at up to [`MAX_FPS`].
+//! The gate applies only while output is flowing (some was taken in the last
+//! [`OUTPUT_FLOWING`]): when none is (a spinner turning while a tool runs), the next
+//! event is taken as it comes, and the loop does not wake once more after every frame
+//! just to find the channel empty.
 
 use std::time::{Duration, Instant};
 
@@ -21,6 +25,10 @@ pub const MAX_FPS: u32 = 120;
 /// How often, at most, the agent's output is taken and drawn.
 pub const OUTPUT_FPS: u32 = 30;
 
+/// Output taken this recently means more is on its way: later events wait for the
+/// output interval. Longer than the gaps between a model's deltas.
+pub const OUTPUT_FLOWING: Duration = Duration::from_millis(250);
+
 #[derive(Debug)]
 pub struct FrameScheduler {
     interval: Duration,
@@ -28,6 +36,8 @@ pub struct FrameScheduler {
     last_draw: Option<Instant>,
     requested: bool,
     drawn: u64,
+    /// When the agent's events were last taken.
+    last_output: Option<Instant>,
 }
 
 impl Default for FrameScheduler {
@@ -38,6 +48,7 @@ impl Default for FrameScheduler {
             last_draw: None,
             requested: false,
             drawn: 0,
+            last_output: None,
         }
     }
 }
@@ -69,18 +80,26 @@ impl FrameScheduler {
                 .is_none_or(|last| now >= last + self.interval)
     }
 
-    /// Whether the agent's waiting events should be taken at `now`: once an output
-    /// interval has passed since the last frame.
+    /// Whether the agent's waiting events should be taken at `now`: at once when no
+    /// output is flowing, else once an output interval has passed since the last frame.
     pub fn output_due(&self, now: Instant) -> bool {
-        self.last_draw
-            .is_none_or(|last| now >= last + self.output_interval)
+        self.output_deadline(now).is_none()
     }
 
     /// When the agent's events may be taken next; `None` when they may be now.
     pub fn output_deadline(&self, now: Instant) -> Option<Instant> {
+        let flowing = self
+            .last_output
+            .is_some_and(|taken| now.saturating_duration_since(taken) < OUTPUT_FLOWING);
         self.last_draw
+            .filter(|_| flowing)
             .map(|last| last + self.output_interval)
             .filter(|deadline| *deadline > now)
+    }
+
+    /// Records that the agent's events were taken at `now`.
+    pub fn output_taken(&mut self, now: Instant) {
+        self.last_output = Some(now);
     }
 
     /// Records that a frame was drawn at `now`.
@@ -138,6 +157,7 @@ mod tests {
             "nothing drawn yet: take output now"
         );
         assert_eq!(frames.output_deadline(start), None);
+        frames.output_taken(start);
         frames.request();
         frames.drawn(start);
         let output_interval = Duration::from_secs(1) / OUTPUT_FPS;
@@ -146,6 +166,37 @@ mod tests {
         assert_eq!(frames.output_deadline(soon), Some(start + output_interval));
         assert!(frames.output_due(start + output_interval));
         assert_eq!(frames.output_deadline(start + output_interval), None);
+    }
+
+    #[test]
+    fn output_waits_for_its_interval_only_while_it_is_flowing() {
+        let mut frames = FrameScheduler::default();
+        let start = Instant::now();
+        let output_interval = Duration::from_secs(1) / OUTPUT_FPS;
+        // A spinner frame with no output for a while: no output deadline to wake for.
+        frames.request();
+        frames.drawn(start);
+        let soon = start + Duration::from_millis(1);
+        assert!(frames.output_due(soon));
+        assert_eq!(frames.output_deadline(soon), None);
+        // Output is taken and drawn: the next waits for the interval, also after a
+        // frame in between that showed none (a line revealed by the pacing clock).
+        frames.output_taken(soon);
+        frames.request();
+        frames.drawn(soon);
+        let tick = soon + Duration::from_millis(20);
+        frames.request();
+        frames.drawn(tick);
+        assert_eq!(
+            frames.output_deadline(tick + Duration::from_millis(1)),
+            Some(tick + output_interval)
+        );
+        // Once nothing has come for a while, the gate is open again.
+        let quiet = soon + OUTPUT_FLOWING;
+        frames.request();
+        frames.drawn(quiet);
+        assert_eq!(frames.output_deadline(quiet), None);
+        assert!(frames.output_due(quiet));
     }
 
     #[test]
