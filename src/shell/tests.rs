@@ -52,6 +52,10 @@ impl Harness {
     }
 
     async fn run_for(&self, command: &str, timeout: Duration) -> Outcome {
+        self.try_run(command, timeout).await.unwrap()
+    }
+
+    async fn try_run(&self, command: &str, timeout: Duration) -> Result<Outcome, ShellError> {
         let cancel = CancellationToken::new();
         let mut ignore = |_: String| {};
         self.shell
@@ -62,7 +66,6 @@ impl Harness {
                 on_output: &mut ignore,
             })
             .await
-            .unwrap()
     }
 
     /// Runs `command`, which must exit normally, and returns its output.
@@ -115,18 +118,7 @@ async fn shorter_commands_and_directories_replace_longer_ones_whole() {
 #[tokio::test]
 async fn a_command_with_a_nul_byte_is_refused_with_a_reason() {
     let h = Harness::new();
-    let cancel = CancellationToken::new();
-    let mut ignore = |_: String| {};
-    let refused = h
-        .shell
-        .run(Request {
-            command: "echo a\0b",
-            timeout: Duration::from_secs(10),
-            cancel: &cancel,
-            on_output: &mut ignore,
-        })
-        .await;
-    match refused {
+    match h.try_run("echo a\0b", Duration::from_secs(10)).await {
         Err(ShellError::Handoff(reason)) => assert!(reason.contains("NUL"), "{reason}"),
         other => panic!("expected a refusal, got {other:?}"),
     }
