@@ -29,12 +29,28 @@ pub(super) struct TerminalReader {
 
 /// The process of foreground group `pgrp` that is blocked reading the terminal `tty`
 /// (or `/dev/tty`), if the whole group is asleep and one of them is.
+///
+/// Asked every tick while a command is quiet, so it first looks only at the shell's
+/// own descendants (a handful of processes, not every process on the machine); only
+/// when one of them seems to wait is the answer confirmed over every process, so a
+/// member that left the shell's tree still counts (a busy one means "not waiting").
 #[cfg(all(
     target_os = "linux",
     any(target_arch = "x86_64", target_arch = "aarch64")
 ))]
-pub(super) fn terminal_reader(pgrp: i32, tty: &Path) -> Option<TerminalReader> {
-    let members: Vec<(i32, Stat)> = processes()
+pub(super) fn terminal_reader(shell: i32, pgrp: i32, tty: &Path) -> Option<TerminalReader> {
+    if let Some(near) = descendants(shell) {
+        reader_among(near, pgrp, tty)?;
+    }
+    reader_among(processes(), pgrp, tty)
+}
+
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+fn reader_among(processes: Vec<(i32, Stat)>, pgrp: i32, tty: &Path) -> Option<TerminalReader> {
+    let members: Vec<(i32, Stat)> = processes
         .into_iter()
         .filter(|(_, stat)| stat.pgrp == pgrp)
         .collect();
@@ -56,7 +72,7 @@ pub(super) fn terminal_reader(pgrp: i32, tty: &Path) -> Option<TerminalReader> {
     target_os = "linux",
     any(target_arch = "x86_64", target_arch = "aarch64")
 )))]
-pub(super) fn terminal_reader(_pgrp: i32, _tty: &Path) -> Option<TerminalReader> {
+pub(super) fn terminal_reader(_shell: i32, _pgrp: i32, _tty: &Path) -> Option<TerminalReader> {
     None
 }
 
@@ -107,10 +123,43 @@ fn processes() -> Vec<(i32, Stat)> {
     entries
         .filter_map(|entry| {
             let pid: i32 = entry.ok()?.file_name().to_str()?.parse().ok()?;
-            let line = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            Some((pid, parse_stat(&line)?))
+            Some((pid, read_stat(pid)?))
         })
         .collect()
+}
+
+/// More processes than a shell's jobs plausibly hold: past this the walk gives up.
+const MAX_DESCENDANTS: usize = 4096;
+
+/// `root` and every process below it, from each thread's
+/// `/proc/<pid>/task/<tid>/children`. `None` when the tree cannot be read whole (a
+/// kernel without that file, a process gone mid-walk): the caller then scans every
+/// process instead.
+fn descendants(root: i32) -> Option<Vec<(i32, Stat)>> {
+    let mut found = Vec::new();
+    let mut pending = vec![root];
+    while let Some(pid) = pending.pop() {
+        if found.len() >= MAX_DESCENDANTS {
+            return None;
+        }
+        found.push((pid, read_stat(pid)?));
+        for task in std::fs::read_dir(format!("/proc/{pid}/task")).ok()? {
+            let tid = task.ok()?.file_name();
+            let tid = tid.to_str()?;
+            let children =
+                std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/children")).ok()?;
+            pending.extend(
+                children
+                    .split_whitespace()
+                    .filter_map(|child| child.parse::<i32>().ok()),
+            );
+        }
+    }
+    Some(found)
+}
+
+fn read_stat(pid: i32) -> Option<Stat> {
+    parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }
 
 /// The system call a process is blocked in, from `/proc/<pid>/syscall`:
@@ -314,6 +363,34 @@ mod tests {
         assert_eq!(fd_set_members(&bits, 16), vec![0, 2, 15]);
         assert_eq!(fd_set_members(&bits, 3), vec![0, 2]);
         assert_eq!(fd_set_members(&[], 3), Vec::<u64>::new());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn descendants_hold_the_root_and_a_child_it_started() {
+        let me = i32::try_from(std::process::id()).unwrap();
+        if !Path::new(&format!("/proc/{me}/task/{me}/children")).exists() {
+            // A kernel built without CONFIG_PROC_CHILDREN: callers scan every process.
+            assert!(descendants(me).is_none());
+            eprintln!("skipped: this kernel does not list children");
+            return;
+        }
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let child_pid = i32::try_from(child.id()).unwrap();
+        let found = descendants(me);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let pids: Vec<i32> = found
+            .expect("the whole tree was read")
+            .into_iter()
+            .map(|(pid, _)| pid)
+            .collect();
+        assert!(pids.contains(&me), "{pids:?}");
+        assert!(pids.contains(&child_pid), "{pids:?}");
+        assert!(descendants(i32::MAX).is_none(), "no such process");
     }
 
     #[cfg(target_os = "linux")]

@@ -398,7 +398,7 @@ impl Session {
             return None;
         }
         let group = self.master.process_group_leader()?;
-        procfs::terminal_reader(group, self.tty.as_deref()?)
+        procfs::terminal_reader(self.pid, group, self.tty.as_deref()?)
     }
 
     /// Gives an end marker already on its way a moment to arrive before calling the
