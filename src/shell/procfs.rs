@@ -132,30 +132,44 @@ fn processes() -> Vec<(i32, Stat)> {
 const MAX_DESCENDANTS: usize = 4096;
 
 /// `root` and every process below it, from each thread's
-/// `/proc/<pid>/task/<tid>/children`. `None` when the tree cannot be read whole (a
-/// kernel without that file, a process gone mid-walk): the caller then scans every
-/// process instead.
+/// `/proc/<pid>/task/<tid>/children`. `None` when the tree cannot be read (the root
+/// gone, a kernel without those files, a runaway tree): the caller then scans every
+/// process instead. A process or thread that ends during the walk is left out, with
+/// whatever it had started: nothing that has ended reads the terminal.
 fn descendants(root: i32) -> Option<Vec<(i32, Stat)>> {
-    let mut found = Vec::new();
-    let mut pending = vec![root];
+    if !Path::new(&format!("/proc/{root}/task/{root}/children")).exists() {
+        return None;
+    }
+    let mut found = vec![(root, read_stat(root)?)];
+    let mut pending = children(root);
     while let Some(pid) = pending.pop() {
         if found.len() >= MAX_DESCENDANTS {
             return None;
         }
-        found.push((pid, read_stat(pid)?));
-        for task in std::fs::read_dir(format!("/proc/{pid}/task")).ok()? {
-            let tid = task.ok()?.file_name();
-            let tid = tid.to_str()?;
-            let children =
-                std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/children")).ok()?;
-            pending.extend(
-                children
-                    .split_whitespace()
-                    .filter_map(|child| child.parse::<i32>().ok()),
-            );
+        if let Some(stat) = read_stat(pid) {
+            found.push((pid, stat));
+            pending.extend(children(pid));
         }
     }
     Some(found)
+}
+
+/// The children of every thread of `pid` (none once it has ended).
+fn children(pid: i32) -> Vec<i32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .filter_map(|task| {
+            let tid = task.ok()?.file_name();
+            std::fs::read_to_string(format!("/proc/{pid}/task/{}/children", tid.to_str()?)).ok()
+        })
+        .flat_map(|list| {
+            list.split_whitespace()
+                .filter_map(|child| child.parse::<i32>().ok())
+                .collect::<Vec<_>>()
+        })
+        .collect()
 }
 
 fn read_stat(pid: i32) -> Option<Stat> {
