@@ -19,7 +19,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// Closes every marker.
 const MARKER_END: &[u8] = b">>";
 /// The scratch files the setup script reads the command from and writes the shell's
-/// directory to (their names are spelled out in [`COMMON_FUNCTIONS`] too).
+/// directory to.
 pub(super) const COMMAND_FILE: &str = "command";
 pub(super) const CWD_FILE: &str = "cwd";
 /// The longest marker body (`end:<id>:<status>`) accepted before the text counts as
@@ -57,7 +57,9 @@ impl Flavor {
         };
         let common = COMMON_FUNCTIONS
             .replace("@PAUSE_TRACE@", pause)
-            .replace("@RESUME_TRACE@", resume);
+            .replace("@RESUME_TRACE@", resume)
+            .replace("@COMMAND_FILE@", COMMAND_FILE)
+            .replace("@CWD_FILE@", CWD_FILE);
         template
             .replace("@COMMON@", &common)
             .replace("@NONCE@", nonce)
@@ -98,7 +100,7 @@ __duet_x=
 __duet_pwd=
 __duet_begin() {
     __duet_id=$1
-    IFS= builtin read -r -d '' __duet_cmd <"$__duet_dir/command" || builtin true
+    IFS= builtin read -r -d '' __duet_cmd <"$__duet_dir/@COMMAND_FILE@" || builtin true
     builtin printf '<<duet-%s:begin:%s>>' "$__duet_nonce" "$__duet_id" >/dev/tty
 @RESUME_TRACE@}
 __duet_end() {
@@ -106,7 +108,7 @@ __duet_end() {
     [ -n "$__duet_id" ] || builtin return 0
 @PAUSE_TRACE@    if [ "$PWD" != "$__duet_pwd" ]; then
         __duet_pwd=$PWD
-        builtin printf '%s\0' "$PWD" 1<>"$__duet_dir/cwd"
+        builtin printf '%s\0' "$PWD" 1<>"$__duet_dir/@CWD_FILE@"
     fi
     builtin printf '<<duet-%s:end:%s:%s>>' "$__duet_nonce" "$__duet_id" "$code" >/dev/tty
     __duet_id=
