@@ -537,6 +537,14 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .context("cannot start the async runtime")
 }
 
+/// A runtime on the calling thread alone, for the terminal UI.
+fn ui_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the UI's async runtime")
+}
+
 /// The session an agent records to, and the recorded conversation it continues.
 struct SessionPlan {
     id: String,
@@ -702,8 +710,17 @@ fn run_tui(
 ) -> anyhow::Result<()> {
     let (keymap, errors) = Keymap::load(&Keymap::user_file(paths));
     let model = settings.endpoint.model.clone();
-    runtime()?.block_on(async {
-        let (handle, events) = start_agent(settings, client, paths, workspace.clone(), session)?;
+    // The agent and the UI get a runtime each. The UI's own thread then drives its
+    // timers and wakeups itself: on a shared runtime, every frame deadline was fired by
+    // a worker thread that then had to wake the UI thread (two extra thread switches a
+    // frame, measured with strace while streaming), and network work and frames
+    // contended for the same scheduler.
+    let agent_runtime = runtime()?;
+    let (handle, events) = {
+        let _entered = agent_runtime.enter();
+        start_agent(settings, client, paths, workspace.clone(), session)?
+    };
+    ui_runtime()?.block_on(async {
         let options = duet::tui::TuiOptions {
             screen: Screen {
                 inline_rows: cli.inline.then_some(INLINE_ROWS),

@@ -21,6 +21,7 @@ use super::action::{Action, Context};
 use super::composer::{Composer, ComposerOutcome, PendingView};
 use super::help::HelpOverlay;
 use super::keymap::Keymap;
+use super::painter::{Drawn, Scroll};
 use super::pending::{Pending, PendingKind, Withdrawal};
 use super::review::{ReviewOutcome, ReviewQueue};
 use super::slash::{self, SlashCommand};
@@ -47,6 +48,19 @@ pub enum Effect {
     ShowDiff,
     /// Re-read the git branch and dirty count for the status line.
     RefreshGit,
+}
+
+impl Effect {
+    /// The effect of two events handled in one batch: work asked for is kept (the
+    /// first when both ask for some), and a redraw beats nothing.
+    pub fn and(self, next: Effect) -> Effect {
+        match (self, next) {
+            (Effect::Nothing, next) => next,
+            (Effect::Redraw, Effect::Nothing) => Effect::Redraw,
+            (Effect::Redraw, next) => next,
+            (first, _) => first,
+        }
+    }
 }
 
 /// What the status line shows that comes from outside the agent's events.
@@ -90,6 +104,8 @@ pub struct App {
     /// `--inline`: finished cells go to the terminal's scrollback; only the live part
     /// is drawn here.
     inline: bool,
+    /// The last frame showed the transcript (not help or a review) in full.
+    transcript_shown: bool,
 }
 
 impl App {
@@ -119,6 +135,7 @@ impl App {
             help: HelpOverlay::default(),
             quit_armed_at: None,
             inline: false,
+            transcript_shown: false,
         }
     }
 
@@ -196,9 +213,14 @@ impl App {
             ReviewOutcome::Send(command) => self.send(command),
             ReviewOutcome::Ignored | ReviewOutcome::Changed | ReviewOutcome::OpenEditor { .. } => {}
         }
-        self.transcript.on_event(event, now);
+        let transcript_changed = self.transcript.on_event(event, now);
         self.sync_pending_view();
         match effect {
+            // Streamed text that only queued up behind lines still being revealed
+            // changes nothing on screen.
+            Effect::Nothing if matches!(event, Event::TextDelta { .. }) && !transcript_changed => {
+                Effect::Nothing
+            }
             Effect::Nothing => Effect::Redraw,
             other => other,
         }
@@ -549,7 +571,8 @@ impl App {
         }
     }
 
-    pub fn render(&mut self, frame: &mut Frame, now: Instant) {
+    /// Renders the whole screen; the cursor and what scrolled are for the painter.
+    pub fn render(&mut self, frame: &mut Frame, now: Instant) -> Drawn {
         let area = frame.area();
         let composer_height = self.composer.desired_height(area.width);
         let [main, input, status] = Layout::vertical([
@@ -559,6 +582,8 @@ impl App {
         ])
         .areas(area);
         let buf = frame.buffer_mut();
+        let mut scroll = None;
+        let transcript_shown = !self.help_open && !self.review.is_open() && !self.inline;
         if self.help_open {
             self.help.render(&self.keymap, &self.theme, main, buf);
         } else if self.review.is_open() {
@@ -566,16 +591,20 @@ impl App {
         } else if self.inline {
             self.transcript.render_live(main, buf, now);
         } else {
-            self.transcript.render(main, buf, now);
+            let lines = self.transcript.render(main, buf, now);
+            // Only if these rows showed the transcript last frame too.
+            scroll = (self.transcript_shown && lines > 0).then(|| Scroll {
+                rows: main.top()..main.bottom(),
+                lines,
+            });
         }
+        self.transcript_shown = transcript_shown;
         self.composer.render(input, buf);
         render_status(&self.status_info(), &self.theme, status, buf);
-        if !self.review.is_open()
-            && !self.help_open
-            && let Some(position) = self.composer.cursor_position(input)
-        {
-            frame.set_cursor_position(position);
-        }
+        let cursor = (!self.review.is_open() && !self.help_open)
+            .then(|| self.composer.cursor_position(input))
+            .flatten();
+        Drawn { cursor, scroll }
     }
 
     fn status_info(&self) -> StatusInfo {
@@ -646,6 +675,7 @@ mod tests {
 
     use super::*;
     use crate::provider::StopReason;
+    use crate::tui::painter::Painter;
 
     struct Harness {
         app: App,
@@ -697,10 +727,11 @@ mod tests {
         }
 
         fn screen(&mut self) -> String {
-            let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
+            let terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
             let now = self.now;
-            terminal.draw(|frame| self.app.render(frame, now)).unwrap();
-            let buffer = terminal.backend().buffer();
+            let mut painter = Painter::new(terminal, false);
+            painter.draw(|frame| self.app.render(frame, now)).unwrap();
+            let buffer = painter.term().backend().buffer();
             (0..buffer.area.height)
                 .map(|y| {
                     (0..buffer.area.width)
@@ -724,6 +755,16 @@ mod tests {
                 stop_reason: StopReason::EndTurn,
             },
         }
+    }
+
+    #[test]
+    fn effects_of_one_batch_keep_the_work_asked_for_and_any_redraw() {
+        assert_eq!(Effect::Redraw.and(Effect::Nothing), Effect::Redraw);
+        assert_eq!(Effect::Nothing.and(Effect::Redraw), Effect::Redraw);
+        assert_eq!(Effect::Nothing.and(Effect::Nothing), Effect::Nothing);
+        assert_eq!(Effect::Redraw.and(Effect::RefreshGit), Effect::RefreshGit);
+        assert_eq!(Effect::RefreshGit.and(Effect::Nothing), Effect::RefreshGit);
+        assert_eq!(Effect::Quit.and(Effect::RefreshGit), Effect::Quit);
     }
 
     #[test]

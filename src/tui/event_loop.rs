@@ -6,8 +6,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use crossterm::event::{Event as TermEvent, EventStream, MouseEventKind};
-use futures::StreamExt;
+use crossterm::event::{Event as TermEvent, MouseEventKind};
 use futures::future::{BoxFuture, FutureExt, Shared};
 use ratatui::layout::Size;
 use tokio::sync::mpsc;
@@ -17,7 +16,9 @@ use crate::git;
 
 use super::app::{App, Effect, GitStatus};
 use super::frame::FrameScheduler;
+use super::input::Input;
 use super::keymap::Keymap;
+use super::painter::Painter;
 use super::terminal::{self, Screen, Term, TerminalGuard};
 use super::theme::Theme;
 use super::transcript::NoticeKind;
@@ -56,14 +57,15 @@ pub async fn run(
     mut events: mpsc::Receiver<Event>,
     options: TuiOptions,
 ) -> io::Result<()> {
-    let (mut term, guard) = terminal::enter(options.screen)?;
+    let (term, guard) = terminal::enter(options.screen)?;
+    let inline = options.screen.inline_rows.is_some();
+    let mut painter = Painter::new(term, inline);
     let mut app = App::new(
         Theme::new(options.color),
         options.keymap,
         agent.clone(),
         options.model,
     );
-    let inline = options.screen.inline_rows.is_some();
     app.set_inline(inline);
     for error in options.keymap_errors.iter().chain(&options.config_problems) {
         app.notice(error, NoticeKind::Error);
@@ -86,13 +88,19 @@ pub async fn run(
     };
     let mut frames = FrameScheduler::default();
     frames.request();
-    let mut input = EventStream::new();
+    let mut input = Input::start();
     let mut sigterm = terminate_signal()?;
 
     loop {
         let now = Instant::now();
+        // Time-driven changes (the next streamed line, a spinner) are applied whatever
+        // woke the loop: at an output frame the agent's events win the `select!`, and
+        // the animation due at the same instant must land in the same frame.
+        if app.next_deadline(now).is_some_and(|due| due <= now) && app.tick(now) {
+            frames.request();
+        }
         if frames.due(now) {
-            draw(&mut term, &mut app, now, inline)?;
+            draw(&mut painter, &mut app, now, inline)?;
             frames.drawn(now);
             // Flushed: `bench/run` times the first frame and counts frames from these
             // (`DUET_LOG=duet::frames=debug`); filtered out, it costs one cached check.
@@ -102,7 +110,10 @@ pub async fn run(
         // a streaming model wakes the loop once a frame, not once a delta.
         let output_deadline = frames.output_deadline(now);
         let take_output = output_deadline.is_none();
-        let wake = [frames.deadline(), app.next_deadline(now), output_deadline]
+        let animation = app
+            .next_deadline(now)
+            .map(|wanted| frames.animation_deadline(wanted, now));
+        let wake = [frames.deadline(), animation, output_deadline]
             .into_iter()
             .flatten()
             .min();
@@ -110,7 +121,7 @@ pub async fn run(
             biased;
             _ = sigterm.recv() => Effect::Quit,
             key = input.next() => match key {
-                Some(Ok(event)) => on_terminal(&mut app, &mut term, event),
+                Some(Ok(event)) => on_terminal(&mut app, painter.term(), event),
                 // The terminal is gone (closed tab, SIGHUP): nothing left to draw on.
                 Some(Err(_)) | None => Effect::Quit,
             },
@@ -125,9 +136,8 @@ pub async fn run(
                 }
             },
             Some(result) = background.recv() => on_background(&mut app, result),
-            () = sleep_until(wake) => {
-                if app.tick(Instant::now()) { Effect::Redraw } else { Effect::Nothing }
-            }
+            // The animation that was due is applied at the top of the loop.
+            () = sleep_until(wake) => Effect::Nothing,
         };
         match effect {
             Effect::Nothing => {}
@@ -146,9 +156,9 @@ pub async fn run(
                 content,
             } => {
                 // The editor owns the keyboard meanwhile: stop reading input first.
-                drop(input);
-                let saved = edit_in_editor(&guard, &mut term, &path, &content).await;
-                input = EventStream::new();
+                input.stop().await;
+                let saved = edit_in_editor(&guard, &mut painter, &path, &content).await;
+                input = Input::start();
                 if let Err(error) = &saved {
                     app.notice(&format!("the editor failed: {error}"), NoticeKind::Error);
                 }
@@ -160,7 +170,8 @@ pub async fn run(
     let _ = agent.send(Command::Shutdown);
     if inline {
         // Leave the scrollback ending with the conversation, not with a stale input box.
-        print_finished(&mut term, &mut app)?;
+        let term = painter.term();
+        print_finished(term, &mut app)?;
         term.clear()?;
         let origin = term.get_frame().area().as_position();
         term.set_cursor_position(origin)?;
@@ -169,17 +180,17 @@ pub async fn run(
     Ok(())
 }
 
-fn draw(term: &mut Term, app: &mut App, now: Instant, inline: bool) -> io::Result<()> {
+fn draw(painter: &mut Painter, app: &mut App, now: Instant, inline: bool) -> io::Result<()> {
     // One write per frame, wrapped in a synchronized update: terminals that support it
     // show the frame at once, never half of it; the others ignore the sequence.
-    term.backend_mut().begin_frame()?;
+    painter.term().backend_mut().begin_frame()?;
     let drawn = (|| {
         if inline {
-            print_finished(term, app)?;
+            print_finished(painter.term(), app)?;
         }
-        term.draw(|frame| app.render(frame, now)).map(|_| ())
+        painter.draw(|frame| app.render(frame, now))
     })();
-    term.backend_mut().end_frame()?;
+    painter.term().backend_mut().end_frame()?;
     drawn
 }
 
@@ -221,10 +232,7 @@ fn on_agent(app: &mut App, first: Event, events: &mut mpsc::Receiver<Event>) -> 
     let now = Instant::now();
     let mut effect = app.on_agent_event(&first, now);
     while let Ok(event) = events.try_recv() {
-        let next = app.on_agent_event(&event, now);
-        if effect == Effect::Redraw || effect == Effect::Nothing {
-            effect = next;
-        }
+        effect = effect.and(app.on_agent_event(&event, now));
     }
     effect
 }
@@ -301,7 +309,7 @@ fn diff_text(workspace: &Path, start: Option<String>) -> String {
 /// content is returned either way; `None` only when the file vanished).
 async fn edit_in_editor(
     guard: &TerminalGuard,
-    term: &mut Term,
+    painter: &mut Painter,
     path: &str,
     content: &str,
 ) -> io::Result<Option<String>> {
@@ -327,7 +335,7 @@ async fn edit_in_editor(
     })
     .await
     .map_err(io::Error::other);
-    terminal::resume(guard, term)?;
+    terminal::resume(guard, painter)?;
     let status = status??;
     if !status.success() {
         return Err(io::Error::other(format!("the editor exited with {status}")));

@@ -10,8 +10,11 @@
 //! The agent's output is taken in batches, at most [`OUTPUT_FPS`] times a second: a
 //! model streams a hundred small deltas a second, and waking, handling and drawing for
 //! each costs far more than the eye gains (text typing out at 30 frames a second looks
-//! the same). So after a frame, the loop leaves the agent's events waiting until
-//! [`FrameScheduler::output_due`]; keys and resizes still draw at up to [`MAX_FPS`].
+//! the same). So once it has taken them, the loop leaves the agent's events waiting
+//! until [`FrameScheduler::output_due`]; keys and resizes still draw at up to
+//! [`MAX_FPS`]. The interval counts from the last take, not the last frame: events that
+//! changed nothing on screen draw no frame, and must not open the gate for every
+//! event after them.
 //! The gate applies only while output is flowing (some was taken in the last
 //! [`OUTPUT_FLOWING`]): when none is (a spinner turning while a tool runs), the next
 //! event is taken as it comes, and the loop does not wake once more after every frame
@@ -81,20 +84,26 @@ impl FrameScheduler {
     }
 
     /// Whether the agent's waiting events should be taken at `now`: at once when no
-    /// output is flowing, else once an output interval has passed since the last frame.
+    /// output is flowing, else once an output interval has passed since the last take.
     pub fn output_due(&self, now: Instant) -> bool {
         self.output_deadline(now).is_none()
     }
 
     /// When the agent's events may be taken next; `None` when they may be now.
     pub fn output_deadline(&self, now: Instant) -> Option<Instant> {
-        let flowing = self
-            .last_output
-            .is_some_and(|taken| now.saturating_duration_since(taken) < OUTPUT_FLOWING);
-        self.last_draw
-            .filter(|_| flowing)
-            .map(|last| last + self.output_interval)
+        self.last_output
+            .filter(|taken| now.saturating_duration_since(*taken) < OUTPUT_FLOWING)
+            .map(|taken| taken + self.output_interval)
             .filter(|deadline| *deadline > now)
+    }
+
+    /// When an animation due at `wanted` (the next streamed line revealed, a spinner
+    /// turning) should wake the loop: while output is flowing, no sooner than the next
+    /// output frame, so that streaming wakes the loop once a frame for both instead of
+    /// on two interleaved clocks.
+    pub fn animation_deadline(&self, wanted: Instant, now: Instant) -> Instant {
+        self.output_deadline(now)
+            .map_or(wanted, |output| wanted.max(output))
     }
 
     /// Records that the agent's events were taken at `now`.
@@ -149,12 +158,12 @@ mod tests {
     }
 
     #[test]
-    fn output_is_taken_at_most_once_an_output_interval_after_a_frame() {
+    fn output_is_taken_at_most_once_an_output_interval() {
         let mut frames = FrameScheduler::default();
         let start = Instant::now();
         assert!(
             frames.output_due(start),
-            "nothing drawn yet: take output now"
+            "nothing taken yet: take output now"
         );
         assert_eq!(frames.output_deadline(start), None);
         frames.output_taken(start);
@@ -179,24 +188,37 @@ mod tests {
         let soon = start + Duration::from_millis(1);
         assert!(frames.output_due(soon));
         assert_eq!(frames.output_deadline(soon), None);
-        // Output is taken and drawn: the next waits for the interval, also after a
-        // frame in between that showed none (a line revealed by the pacing clock).
+        // Output is taken: the next waits for the interval, whether or not a frame
+        // was drawn for it (text queued behind hidden lines draws none).
         frames.output_taken(soon);
-        frames.request();
-        frames.drawn(soon);
-        let tick = soon + Duration::from_millis(20);
-        frames.request();
-        frames.drawn(tick);
         assert_eq!(
-            frames.output_deadline(tick + Duration::from_millis(1)),
-            Some(tick + output_interval)
+            frames.output_deadline(soon + Duration::from_millis(20)),
+            Some(soon + output_interval)
         );
         // Once nothing has come for a while, the gate is open again.
         let quiet = soon + OUTPUT_FLOWING;
-        frames.request();
-        frames.drawn(quiet);
         assert_eq!(frames.output_deadline(quiet), None);
         assert!(frames.output_due(quiet));
+    }
+
+    #[test]
+    fn animations_wait_for_the_output_frame_while_output_flows() {
+        let mut frames = FrameScheduler::default();
+        let start = Instant::now();
+        let output_interval = Duration::from_secs(1) / OUTPUT_FPS;
+        let spinner = start + Duration::from_millis(5);
+        // Nothing flowing: an animation wakes the loop when it wants to.
+        frames.request();
+        frames.drawn(start);
+        assert_eq!(frames.animation_deadline(spinner, start), spinner);
+        // Flowing: it waits for the output frame, and a later wish is kept.
+        frames.output_taken(start);
+        assert_eq!(
+            frames.animation_deadline(spinner, start),
+            start + output_interval
+        );
+        let late = start + output_interval * 2;
+        assert_eq!(frames.animation_deadline(late, start), late);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! an error, on a panic, and around a child program such as `$EDITOR`.
 
 use std::io::{self, BufWriter, Stdout, Write};
+use std::rc::Rc;
 
 use crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
@@ -17,6 +18,8 @@ use ratatui::backend::{Backend, ClearType, CrosstermBackend, WindowSize};
 use ratatui::buffer::Cell;
 use ratatui::layout::{Position, Size};
 use ratatui::{Terminal, TerminalOptions, Viewport};
+
+use super::painter::Painter;
 
 pub type Term = Terminal<TrackedCursor>;
 
@@ -35,13 +38,34 @@ pub type Term = Terminal<TrackedCursor>;
 /// resize ([`TrackedCursor::resized`]).
 ///
 /// Output is buffered, and between [`TrackedCursor::begin_frame`] and
-/// [`TrackedCursor::end_frame`] ratatui's flushes are held, so a whole frame (wrapped
-/// in a synchronized update) is one write to the terminal.
+/// [`TrackedCursor::end_frame`] every flush is held (ratatui's, and the ones crossterm
+/// makes after moving or showing the cursor), so a whole frame (wrapped in a
+/// synchronized update) is one write to the terminal.
 pub struct TrackedCursor {
-    inner: CrosstermBackend<BufWriter<Stdout>>,
+    inner: CrosstermBackend<FrameWriter>,
+    /// Shared with the writer inside `inner`, which crossterm owns.
+    held: Rc<std::cell::Cell<bool>>,
     cursor: Position,
     size: Size,
-    in_frame: bool,
+}
+
+/// Buffered standard output whose flushes can be held back until a frame is complete.
+struct FrameWriter {
+    out: BufWriter<Stdout>,
+    held: Rc<std::cell::Cell<bool>>,
+}
+
+impl Write for FrameWriter {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.out.write(bytes)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if self.held.get() {
+            return Ok(());
+        }
+        self.out.flush()
+    }
 }
 
 /// Room for a full frame of a large terminal in one write.
@@ -54,14 +78,15 @@ impl TrackedCursor {
         } else {
             (0, 0)
         };
+        let held = Rc::default();
         Ok(Self {
-            inner: CrosstermBackend::new(BufWriter::with_capacity(
-                FRAME_BUFFER_BYTES,
-                io::stdout(),
-            )),
+            inner: CrosstermBackend::new(FrameWriter {
+                out: BufWriter::with_capacity(FRAME_BUFFER_BYTES, io::stdout()),
+                held: Rc::clone(&held),
+            }),
+            held,
             cursor: Position { x, y },
             size: terminal_size()?,
-            in_frame: false,
         })
     }
 
@@ -78,13 +103,13 @@ impl TrackedCursor {
 
     /// Starts a frame: output waits until [`TrackedCursor::end_frame`].
     pub fn begin_frame(&mut self) -> io::Result<()> {
-        self.in_frame = true;
+        self.held.set(true);
         queue!(self.inner, BeginSynchronizedUpdate)
     }
 
     /// Ends the frame and sends all of it.
     pub fn end_frame(&mut self) -> io::Result<()> {
-        self.in_frame = false;
+        self.held.set(false);
         queue!(self.inner, EndSynchronizedUpdate)?;
         Backend::flush(&mut self.inner)
     }
@@ -144,9 +169,6 @@ impl Backend for TrackedCursor {
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        if self.in_frame {
-            return Ok(());
-        }
         Backend::flush(&mut self.inner)
     }
 
@@ -259,9 +281,9 @@ pub fn suspend(guard: &TerminalGuard) {
     restore(guard.screen, guard.enhanced_keys);
 }
 
-pub fn resume(guard: &TerminalGuard, terminal: &mut Term) -> io::Result<()> {
+pub fn resume(guard: &TerminalGuard, painter: &mut Painter) -> io::Result<()> {
     enable_raw_mode()?;
     set_modes(&mut io::stdout(), guard.screen, guard.enhanced_keys)?;
-    terminal.backend_mut().refresh_size()?;
-    terminal.clear()
+    painter.term().backend_mut().refresh_size()?;
+    painter.clear()
 }

@@ -212,9 +212,11 @@ impl AssistantCell {
         }
     }
 
-    pub fn push_line(&mut self, line: &str) {
-        self.doc.push_line(line);
+    /// Adds a complete line; false when that changes nothing shown yet (see
+    /// [`MarkdownDoc::push_line`]).
+    pub fn push_line(&mut self, line: &str) -> bool {
         self.dirty = true;
+        self.doc.push_line(line)
     }
 
     /// Shows `partial` as the line being received; true when that changed anything.

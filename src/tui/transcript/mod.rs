@@ -87,6 +87,9 @@ pub struct Transcript {
     viewport: (u16, u16),
     /// The `now` of the last render, to tell whether the clock moved anything since.
     drawn_at: Option<Instant>,
+    /// The area and first visible row of the last render, to tell how far the view
+    /// scrolled since.
+    window: Option<(ratatui::layout::Rect, usize)>,
     /// Cells already handed out by [`Transcript::take_finished`].
     taken: usize,
 }
@@ -106,6 +109,7 @@ impl Transcript {
             scroll: Scroll::default(),
             viewport: (0, 0),
             drawn_at: None,
+            window: None,
             taken: 0,
         }
     }
@@ -141,9 +145,12 @@ impl Transcript {
             }
             Event::StepStarted { .. } => return self.end_step(),
             Event::TextDelta { text } => {
+                // Text that only joins the lines waiting to be revealed changes nothing
+                // on screen: no frame for it.
+                let changed_cells = self.thinking.is_some() || self.text.is_none();
                 self.end_thinking();
                 self.active_text().stream.push(text);
-                self.advance_text(now);
+                return self.advance_text(now) || changed_cells;
             }
             Event::ThinkingDelta { text } => self.thinking_delta(text),
             Event::ToolCallBegin { call_id, name } => {
@@ -287,8 +294,8 @@ impl Transcript {
     /// Advances time-driven state (streamed-text commit, spinners, elapsed times); true
     /// when a redraw is due.
     pub fn tick(&mut self, now: Instant) -> bool {
-        let revealed = self.advance_text(now);
-        revealed || self.clock_moved(now)
+        let text_changed = self.advance_text(now);
+        text_changed || self.clock_moved(now)
     }
 
     /// The next instant at which `tick` would change something; None when nothing
@@ -354,7 +361,9 @@ impl Transcript {
         self.text.insert(active)
     }
 
-    /// Reveals the lines the chunking policy allows; true when any were.
+    /// Reveals the lines the chunking policy allows; true when that changed what is
+    /// shown (a fence or a blank line alone does not), or when the line being
+    /// received, shown after them, changed.
     fn advance_text(&mut self, now: Instant) -> bool {
         let Some(active) = self.text.as_mut() else {
             return false;
@@ -362,17 +371,17 @@ impl Transcript {
         let lines = active.stream.reveal(now);
         let index = active.cell;
         let partial = active.stream.visible_partial().to_string();
-        let mut preview_changed = false;
+        let mut shown = false;
         if let Some(Cell::Assistant(cell)) = self.cells.get_mut(index).map(|e| &mut e.cell) {
             for line in &lines {
-                cell.push_line(line);
+                shown |= cell.push_line(line);
             }
-            preview_changed = cell.set_preview(&partial);
+            shown |= cell.set_preview(&partial);
         }
-        if preview_changed || !lines.is_empty() {
+        if shown || !lines.is_empty() {
             self.touch(index);
         }
-        !lines.is_empty()
+        shown
     }
 
     fn thinking_delta(&mut self, text: &str) {

@@ -161,26 +161,30 @@ impl MarkdownDoc {
         }
     }
 
-    /// Adds one complete line (without its line break).
-    pub fn push_line(&mut self, line: &str) {
+    /// Adds one complete line (without its line break). Returns false when the line
+    /// changes nothing shown by itself — a code fence, or a blank line between
+    /// paragraphs — since its effect only shows with the lines after it.
+    pub fn push_line(&mut self, line: &str) -> bool {
         match &mut self.tail {
             Tail::Code { fence, highlighter } => {
                 if closes(*fence, line) {
                     self.tail = Tail::Prose(Prose::default());
                     self.new_segment = true;
-                } else {
-                    let spans = highlighter.line(line);
-                    let line = code_line(spans, &self.theme);
-                    self.append(line);
+                    return false;
                 }
+                let spans = highlighter.line(line);
+                let line = code_line(spans, &self.theme);
+                self.append(line);
+                true
             }
             Tail::Prose(prose) => {
-                if prose.open_fence.is_none() {
+                let in_fence = prose.open_fence.is_some();
+                if !in_fence {
                     if let Some((0, fence, info)) = parse_fence(line) {
                         self.settle_prose();
                         let highlighter = CodeHighlighter::new(info, &self.theme);
                         self.tail = Tail::Code { fence, highlighter };
-                        return;
+                        return false;
                     }
                     let starts_block = !line.trim().is_empty() && !line.starts_with([' ', '\t']);
                     if prose.last_blank && starts_block {
@@ -188,6 +192,7 @@ impl MarkdownDoc {
                     }
                 }
                 self.add_prose(line);
+                in_fence || !line.trim().is_empty()
             }
         }
     }
@@ -363,6 +368,28 @@ mod tests {
         assert_eq!(texts(&doc.preview("    println!(")), ["    println!("]);
         doc.finish();
         assert_eq!(doc.parts().0.len(), 3, "an unclosed block keeps its lines");
+    }
+
+    #[test]
+    fn a_line_said_to_show_nothing_leaves_the_rendering_as_it_was() {
+        let source = "Intro text.\n\n- one\n- two\n\n  ```sh\n  ls\n\n  ```\n\nNext *para*.\n\n```rust\nfn a() {}\n\nfn b() {}\n```\n\nEnd.";
+        let mut doc = MarkdownDoc::new(&Theme::new(false));
+        let mut silent = Vec::new();
+        for line in source.lines() {
+            let before: Vec<String> = {
+                let (settled, tail) = doc.parts();
+                texts(settled).into_iter().chain(texts(tail)).collect()
+            };
+            if !doc.push_line(line) {
+                let (settled, tail) = doc.parts();
+                let after: Vec<String> = texts(settled).into_iter().chain(texts(tail)).collect();
+                assert_eq!(after, before, "after {line:?}");
+                silent.push(line);
+            }
+        }
+        // Fences at the top level and blank lines between paragraphs; not the fence
+        // or the blank line inside the list item's code, nor the blank code line.
+        assert_eq!(silent, ["", "", "", "", "```rust", "```", ""]);
     }
 
     #[test]

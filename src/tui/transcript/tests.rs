@@ -19,7 +19,9 @@ fn at(base: Instant, millis: u64) -> Instant {
 fn screen(transcript: &mut Transcript, width: u16, height: u16, now: Instant) -> String {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal
-        .draw(|frame| transcript.render(frame.area(), frame.buffer_mut(), now))
+        .draw(|frame| {
+            transcript.render(frame.area(), frame.buffer_mut(), now);
+        })
         .unwrap();
     terminal.backend().to_string()
 }
@@ -677,6 +679,34 @@ fn spinner_ticks_redraw_only_when_the_frame_changes() {
     let deadline = transcript.next_deadline(at(start, 20)).unwrap();
     assert_eq!(deadline, at(start, 80));
     assert!(transcript.tick(deadline));
+}
+
+#[test]
+fn text_queued_behind_unrevealed_lines_asks_for_no_frame() {
+    let start = Instant::now();
+    let mut transcript = Transcript::new(Theme::new(false));
+    assert!(
+        transcript.on_event(&text("first line\nsecond line\n"), start),
+        "a new cell, one line shown"
+    );
+    assert!(
+        !transcript.on_event(&text("third li"), start),
+        "waits behind the second line"
+    );
+    assert!(!transcript.on_event(&text("ne\nfour"), start));
+    // Its turn comes at the pace's next tick; from then on the line being received
+    // is shown as it grows.
+    let mut now = start;
+    while let Some(deadline) = transcript.next_deadline(now) {
+        now = deadline;
+        assert!(transcript.tick(now));
+    }
+    assert!(screen(&mut transcript, 30, 6, now).contains("four"));
+    assert!(
+        transcript.on_event(&text("th"), now),
+        "the shown partial line grew"
+    );
+    assert!(screen(&mut transcript, 30, 6, now).contains("fourth"));
 }
 
 #[test]
