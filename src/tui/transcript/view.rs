@@ -48,11 +48,8 @@ impl Transcript {
         self.viewport = (area.width, area.height);
         self.drawn_at = Some(now);
         self.sync_layout();
-        for y in area.top()..area.bottom() {
-            for x in area.left()..area.right() {
-                buf[(x, y)].reset();
-            }
-        }
+        // No clearing first: every frame starts from a blank buffer (ratatui's and
+        // the painter's alike), and rows without text stay blank.
         let height = usize::from(area.height);
         let top = self.scroll.top(&self.layout.heights, height);
         let scrolled = match self.window.replace((area, top)) {
@@ -92,11 +89,6 @@ impl Transcript {
         let area = area.intersection(buf.area);
         if area.is_empty() {
             return;
-        }
-        for y in area.top()..area.bottom() {
-            for x in area.left()..area.right() {
-                buf[(x, y)].reset();
-            }
         }
         let ctx = ctx(&self.theme, self.options, area.width);
         let mut rows: Vec<Line<'static>> = Vec::new();
