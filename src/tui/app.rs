@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout};
+use ratatui::layout::{Constraint, Layout, Position};
 
 use crate::agent::{AgentHandle, Command, Event, TurnOutcome};
 use crate::mcp::ServerState;
@@ -21,7 +21,6 @@ use super::action::{Action, Context};
 use super::composer::{Composer, ComposerOutcome, PendingView};
 use super::help::HelpOverlay;
 use super::keymap::Keymap;
-use super::painter::{Drawn, Scroll};
 use super::pending::{Pending, PendingKind, Withdrawal};
 use super::review::{ReviewOutcome, ReviewQueue};
 use super::slash::{self, SlashCommand};
@@ -104,8 +103,6 @@ pub struct App {
     /// `--inline`: finished cells go to the terminal's scrollback; only the live part
     /// is drawn here.
     inline: bool,
-    /// The last frame showed the transcript (not help or a review) in full.
-    transcript_shown: bool,
 }
 
 impl App {
@@ -135,7 +132,6 @@ impl App {
             help: HelpOverlay::default(),
             quit_armed_at: None,
             inline: false,
-            transcript_shown: false,
         }
     }
 
@@ -571,8 +567,8 @@ impl App {
         }
     }
 
-    /// Renders the whole screen; the cursor and what scrolled are for the painter.
-    pub fn render(&mut self, frame: &mut Frame, now: Instant) -> Drawn {
+    /// Renders the whole screen; returns where the cursor should show.
+    pub fn render(&mut self, frame: &mut Frame, now: Instant) -> Option<Position> {
         let area = frame.area();
         let composer_height = self.composer.desired_height(area.width);
         let [main, input, status] = Layout::vertical([
@@ -582,8 +578,6 @@ impl App {
         ])
         .areas(area);
         let buf = frame.buffer_mut();
-        let mut scroll = None;
-        let transcript_shown = !self.help_open && !self.review.is_open() && !self.inline;
         if self.help_open {
             self.help.render(&self.keymap, &self.theme, main, buf);
         } else if self.review.is_open() {
@@ -591,20 +585,13 @@ impl App {
         } else if self.inline {
             self.transcript.render_live(main, buf, now);
         } else {
-            let lines = self.transcript.render(main, buf, now);
-            // Only if these rows showed the transcript last frame too.
-            scroll = (self.transcript_shown && lines > 0).then(|| Scroll {
-                rows: main.top()..main.bottom(),
-                lines,
-            });
+            self.transcript.render(main, buf, now);
         }
-        self.transcript_shown = transcript_shown;
         self.composer.render(input, buf);
         render_status(&self.status_info(), &self.theme, status, buf);
-        let cursor = (!self.review.is_open() && !self.help_open)
+        (!self.review.is_open() && !self.help_open)
             .then(|| self.composer.cursor_position(input))
-            .flatten();
-        Drawn { cursor, scroll }
+            .flatten()
     }
 
     fn status_info(&self) -> StatusInfo {

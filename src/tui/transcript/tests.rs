@@ -19,9 +19,7 @@ fn at(base: Instant, millis: u64) -> Instant {
 fn screen(transcript: &mut Transcript, width: u16, height: u16, now: Instant) -> String {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal
-        .draw(|frame| {
-            transcript.render(frame.area(), frame.buffer_mut(), now);
-        })
+        .draw(|frame| transcript.render(frame.area(), frame.buffer_mut(), now))
         .unwrap();
     terminal.backend().to_string()
 }
