@@ -18,8 +18,8 @@ use super::terminal::TrackedCursor;
 pub struct Painter<B: Backend = TrackedCursor> {
     term: Terminal<B>,
     /// The last frame as it is on the terminal (full screen only; `None` when inline).
-    /// An area other than the frame's means "unknown": the next frame is written whole
-    /// over a cleared screen.
+    /// An area other than the frame's means "unknown": the next frame clears the screen
+    /// and is written whole.
     previous: Option<Buffer>,
 }
 
@@ -35,12 +35,16 @@ impl<B: Backend> Painter<B> {
         &mut self.term
     }
 
-    /// Clears the screen; the next frame is drawn whole.
+    /// Forgets what the screen shows (another program had the terminal): the next
+    /// frame clears it and is drawn whole.
     pub fn clear(&mut self) -> Result<(), B::Error> {
-        if let Some(previous) = &mut self.previous {
-            *previous = Buffer::default();
+        match &mut self.previous {
+            Some(previous) => {
+                *previous = Buffer::default();
+                Ok(())
+            }
+            None => self.term.clear(),
         }
-        self.term.clear()
     }
 
     /// Renders a frame with `render`, which returns where the cursor should show
@@ -57,31 +61,46 @@ impl<B: Backend> Painter<B> {
             })?;
             return Ok(());
         };
-        // A changed size resizes the buffers and clears the screen (ratatui's own step).
+        // A changed size resizes the buffers (and clears the screen).
         self.term.autoresize()?;
+        if previous.area != self.term.get_frame().area() {
+            // Unknown or resized: start from a blank screen.
+            self.term.clear()?;
+            *previous = Buffer::empty(self.term.get_frame().area());
+        }
         let cursor = render(&mut self.term.get_frame());
         let current = std::mem::take(self.term.current_buffer_mut());
-        if previous.area != current.area {
-            // Unknown or resized: the screen was cleared, so blank is what it shows.
-            *previous = Buffer::empty(current.area);
-        }
-        let changed = changed_cells(previous, &current);
-        let backend = self.term.backend_mut();
-        backend.draw(changed.iter().map(|&(x, y)| (x, y, &current[(x, y)])))?;
-        match cursor {
-            None => self.term.hide_cursor()?,
-            Some(position) => {
-                self.term.show_cursor()?;
-                self.term.set_cursor_position(position)?;
-            }
-        }
-        // The frame just written becomes the last one; the older buffer, blanked, is
-        // rendered into next.
+        let written = write_frame(&mut self.term, previous, &current, cursor);
+        // The frame just written becomes the last one (unknown if writing it failed);
+        // the older buffer, blanked, goes back to be rendered into next.
         let mut recycled = std::mem::replace(previous, current);
+        if written.is_err() {
+            *previous = Buffer::default();
+        }
         recycled.reset();
         *self.term.current_buffer_mut() = recycled;
-        Backend::flush(self.term.backend_mut())
+        written
     }
+}
+
+/// Writes the cells of `current` that differ from `previous`, then places the cursor.
+fn write_frame<B: Backend>(
+    term: &mut Terminal<B>,
+    previous: &Buffer,
+    current: &Buffer,
+    cursor: Option<Position>,
+) -> Result<(), B::Error> {
+    let changed = changed_cells(previous, current);
+    term.backend_mut()
+        .draw(changed.iter().map(|&(x, y)| (x, y, &current[(x, y)])))?;
+    match cursor {
+        None => term.hide_cursor()?,
+        Some(position) => {
+            term.show_cursor()?;
+            term.set_cursor_position(position)?;
+        }
+    }
+    Backend::flush(term.backend_mut())
 }
 
 /// The positions whose cells must be written to turn `previous` into `current` (same
