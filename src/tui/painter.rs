@@ -63,10 +63,11 @@ impl<B: Backend> Painter<B> {
         };
         // A changed size resizes the buffers (and clears the screen).
         self.term.autoresize()?;
-        if previous.area != self.term.get_frame().area() {
+        let area = self.term.get_frame().area();
+        if previous.area != area {
             // Unknown or resized: start from a blank screen.
             self.term.clear()?;
-            *previous = Buffer::empty(self.term.get_frame().area());
+            *previous = Buffer::empty(area);
         }
         let cursor = render(&mut self.term.get_frame());
         let current = std::mem::take(self.term.current_buffer_mut());
