@@ -86,6 +86,7 @@ actions! {
     Interrupt => "interrupt", "interrupt", "Interrupt the current step: stop the stream and running tools";
     CycleMode => "cycle_mode", "mode", "Cycle the approval mode: ask → auto-edit → auto → read-only";
     ToggleHelp => "toggle_help", "help", "Show or hide the key help";
+    Redraw => "redraw", "redraw", "Clear and redraw the screen (when other output garbled it)";
     ScrollUp => "scroll_up", "scroll up", "Scroll the transcript up a line";
     ScrollDown => "scroll_down", "scroll down", "Scroll the transcript down a line";
     PageUp => "page_up", "page up", "Scroll the transcript up a page";

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout, Position};
+use ratatui::layout::{Constraint, Layout};
 
 use crate::agent::{AgentHandle, Command, Event, TurnOutcome};
 use crate::mcp::ServerState;
@@ -21,6 +21,7 @@ use super::action::{Action, Context};
 use super::composer::{Composer, ComposerOutcome, PendingView};
 use super::help::HelpOverlay;
 use super::keymap::Keymap;
+use super::painter::{Drawn, Scroll};
 use super::pending::{Pending, PendingKind, Withdrawal};
 use super::review::{ReviewOutcome, ReviewQueue};
 use super::slash::{self, SlashCommand};
@@ -36,6 +37,8 @@ const QUIT_WINDOW: Duration = Duration::from_secs(2);
 pub enum Effect {
     Nothing,
     Redraw,
+    /// Clear the screen and draw it whole (Ctrl-L: something else wrote over it).
+    Repaint,
     Quit,
     /// Run `$EDITOR` on `content`, then report back with [`App::editor_finished`].
     OpenEditor {
@@ -103,6 +106,8 @@ pub struct App {
     /// `--inline`: finished cells go to the terminal's scrollback; only the live part
     /// is drawn here.
     inline: bool,
+    /// The last frame showed the transcript (not help or a review) in full.
+    transcript_shown: bool,
 }
 
 impl App {
@@ -132,6 +137,7 @@ impl App {
             help: HelpOverlay::default(),
             quit_armed_at: None,
             inline: false,
+            transcript_shown: false,
         }
     }
 
@@ -289,6 +295,9 @@ impl App {
         };
         if action != Action::Quit && action != Action::Interrupt {
             self.quit_armed_at = None;
+        }
+        if action == Action::Redraw {
+            return Effect::Repaint;
         }
         if self.help_open {
             return self.help_action(action, now);
@@ -567,8 +576,8 @@ impl App {
         }
     }
 
-    /// Renders the whole screen; returns where the cursor should show.
-    pub fn render(&mut self, frame: &mut Frame, now: Instant) -> Option<Position> {
+    /// Renders the whole screen; the cursor and what scrolled are for the painter.
+    pub fn render(&mut self, frame: &mut Frame, now: Instant) -> Drawn {
         let area = frame.area();
         let composer_height = self.composer.desired_height(area.width);
         let [main, input, status] = Layout::vertical([
@@ -578,6 +587,8 @@ impl App {
         ])
         .areas(area);
         let buf = frame.buffer_mut();
+        let mut scroll = None;
+        let transcript_shown = !self.help_open && !self.review.is_open() && !self.inline;
         if self.help_open {
             self.help.render(&self.keymap, &self.theme, main, buf);
         } else if self.review.is_open() {
@@ -585,13 +596,20 @@ impl App {
         } else if self.inline {
             self.transcript.render_live(main, buf, now);
         } else {
-            self.transcript.render(main, buf, now);
+            let lines = self.transcript.render(main, buf, now);
+            // Only if these rows showed the transcript last frame too.
+            scroll = (self.transcript_shown && lines > 0).then(|| Scroll {
+                rows: main.top()..main.bottom(),
+                lines,
+            });
         }
+        self.transcript_shown = transcript_shown;
         self.composer.render(input, buf);
         render_status(&self.status_info(), &self.theme, status, buf);
-        (!self.review.is_open() && !self.help_open)
+        let cursor = (!self.review.is_open() && !self.help_open)
             .then(|| self.composer.cursor_position(input))
-            .flatten()
+            .flatten();
+        Drawn { cursor, scroll }
     }
 
     fn status_info(&self) -> StatusInfo {
@@ -850,6 +868,18 @@ mod tests {
         assert_eq!(h.ctrl('c'), Effect::Redraw);
         assert!(h.screen().contains("press again to quit"));
         assert_eq!(h.ctrl('c'), Effect::Quit);
+    }
+
+    #[test]
+    fn ctrl_l_repaints_the_screen_wherever_the_focus_is_and_types_nothing() {
+        let mut h = Harness::new();
+        h.type_text("draft");
+        assert_eq!(h.ctrl('l'), Effect::Repaint);
+        assert!(h.screen().contains("› draft"), "{}", h.screen());
+        h.key(KeyCode::F(1));
+        assert_eq!(h.ctrl('l'), Effect::Repaint);
+        assert!(h.screen().contains("Keys and commands"), "help stays open");
+        assert_eq!(Effect::Redraw.and(Effect::Repaint), Effect::Repaint);
     }
 
     #[test]

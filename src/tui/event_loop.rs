@@ -142,6 +142,10 @@ pub async fn run(
         match effect {
             Effect::Nothing => {}
             Effect::Redraw => frames.request(),
+            Effect::Repaint => {
+                painter.clear()?;
+                frames.request();
+            }
             Effect::Quit => break,
             Effect::RefreshGit => {
                 refresh_git(&options.workspace, &background_tx);

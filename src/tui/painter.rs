@@ -1,19 +1,44 @@
-//! Putting frames on the terminal with as little work as the change allows.
+//! Putting frames on the terminal with as little output as the change allows.
 //!
-//! ratatui's `Terminal::draw` compares every cell of the new frame with the last one,
-//! working out each cell's display width on the way. While a model streams, most rows
-//! of a frame are the same as in the last one. Full-screen frames go through this
-//! painter instead, which keeps its own copy of the last frame and skips rows that are
-//! equal with one comparison of the row; only rows that differ are compared cell by cell
-//! (by ratatui's own diff, which knows about wide characters). An inline viewport keeps
-//! ratatui's drawing, whose inserting of lines above the viewport relies on its own copy.
+//! ratatui's `Terminal::draw` compares every cell of the new frame with the last one
+//! and rewrites the ones that differ. While a model streams, the transcript gains a row
+//! a few times a second and every row above it moves up by one: each cell then differs,
+//! and the whole transcript is written again (a few kilobytes a frame, which the
+//! terminal parses and repaints). Full-screen frames go through this painter instead:
+//! when the view reports that a band of rows scrolled ([`Scroll`]), the terminal is
+//! told to scroll that band itself (a scroll region: a few escape sequences), each row
+//! of the new frame is compared with the row of the last frame it was scrolled from,
+//! and only what still differs (the new rows) is written. Rows that did not change are
+//! skipped with one comparison of the row, not a walk cell by cell.
+//!
+//! The copy of the last frame is this painter's own; an inline viewport keeps
+//! ratatui's drawing, whose inserting of lines above the viewport relies on its own.
+
+use std::ops::Range;
 
 use ratatui::backend::Backend;
-use ratatui::buffer::Buffer;
+use ratatui::buffer::{Buffer, Cell};
 use ratatui::layout::{Position, Rect};
 use ratatui::{Frame, Terminal};
 
 use super::terminal::TrackedCursor;
+
+/// What a render produced besides the cells.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Drawn {
+    /// Where the cursor should show; `None` hides it.
+    pub cursor: Option<Position>,
+    /// Rows whose content moved up since the last frame.
+    pub scroll: Option<Scroll>,
+}
+
+/// A band of full-width screen rows whose content moved up by `lines` since the last
+/// frame (the rows scrolled out at the top are gone, new ones came in at the bottom).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scroll {
+    pub rows: Range<u16>,
+    pub lines: u16,
+}
 
 pub struct Painter<B: Backend = TrackedCursor> {
     term: Terminal<B>,
@@ -47,15 +72,11 @@ impl<B: Backend> Painter<B> {
         }
     }
 
-    /// Renders a frame with `render`, which returns where the cursor should show
-    /// (`None` hides it), and writes what changed.
-    pub fn draw(
-        &mut self,
-        render: impl FnOnce(&mut Frame) -> Option<Position>,
-    ) -> Result<(), B::Error> {
+    /// Renders a frame with `render` and writes what changed.
+    pub fn draw(&mut self, render: impl FnOnce(&mut Frame) -> Drawn) -> Result<(), B::Error> {
         let Some(previous) = &mut self.previous else {
             self.term.draw(|frame| {
-                if let Some(cursor) = render(frame) {
+                if let Some(cursor) = render(frame).cursor {
                     frame.set_cursor_position(cursor);
                 }
             })?;
@@ -64,14 +85,20 @@ impl<B: Backend> Painter<B> {
         // A changed size resizes the buffers (and clears the screen).
         self.term.autoresize()?;
         let area = self.term.get_frame().area();
-        if previous.area != area {
+        let known = previous.area == area;
+        if !known {
             // Unknown or resized: start from a blank screen.
             self.term.clear()?;
             *previous = Buffer::empty(area);
         }
-        let cursor = render(&mut self.term.get_frame());
+        let drawn = render(&mut self.term.get_frame());
         let current = std::mem::take(self.term.current_buffer_mut());
-        let written = write_frame(&mut self.term, previous, &current, cursor);
+        // A scroll is only told to a screen whose rows are known to be the last frame's.
+        let scroll = drawn
+            .scroll
+            .filter(|_| known)
+            .and_then(|scroll| scroll.within(area));
+        let written = write_frame(&mut self.term, previous, &current, scroll, drawn.cursor);
         // The frame just written becomes the last one (unknown if writing it failed);
         // the older buffer, blanked, goes back to be rendered into next.
         let mut recycled = std::mem::replace(previous, current);
@@ -84,14 +111,20 @@ impl<B: Backend> Painter<B> {
     }
 }
 
-/// Writes the cells of `current` that differ from `previous`, then places the cursor.
+/// Scrolls the band that moved (when one did), writes the cells of `current` that
+/// still differ from what the screen shows, then places the cursor.
 fn write_frame<B: Backend>(
     term: &mut Terminal<B>,
     previous: &Buffer,
     current: &Buffer,
+    scroll: Option<Scroll>,
     cursor: Option<Position>,
 ) -> Result<(), B::Error> {
-    let changed = changed_cells(previous, current);
+    if let Some(scroll) = &scroll {
+        term.backend_mut()
+            .scroll_region_up(scroll.rows.clone(), scroll.lines)?;
+    }
+    let changed = changed_cells(previous, current, scroll.as_ref());
     term.backend_mut()
         .draw(changed.iter().map(|&(x, y)| (x, y, &current[(x, y)])))?;
     match cursor {
@@ -104,34 +137,71 @@ fn write_frame<B: Backend>(
     Backend::flush(term.backend_mut())
 }
 
-/// The positions whose cells must be written to turn `previous` into `current` (same
-/// area), in order. Rows that are equal are skipped whole; a row that differs is
-/// compared by ratatui's own diff, which knows about wide characters.
-fn changed_cells(previous: &Buffer, current: &Buffer) -> Vec<(u16, u16)> {
+impl Scroll {
+    /// The scroll clipped to `area`'s rows, if anything is left to scroll: a scroll of
+    /// the whole band or more is no scroll (every row is new).
+    fn within(&self, area: Rect) -> Option<Scroll> {
+        let rows = self.rows.start.max(area.top())..self.rows.end.min(area.bottom());
+        let height = rows.end.saturating_sub(rows.start);
+        (self.lines > 0 && self.lines < height).then_some(Scroll {
+            rows,
+            lines: self.lines,
+        })
+    }
+}
+
+/// The positions whose cells must be written to turn the screen showing `previous`,
+/// after `scroll` (when given) moved a band of it up, into `current` (same area), in
+/// order. The scroll is not applied to `previous`: a row of the band is compared with
+/// the row it came from, and rows that came in at the bottom with a blank row. Rows
+/// that are equal are skipped whole; a row that differs is compared by ratatui's own
+/// diff, which knows about wide characters.
+fn changed_cells<'a>(
+    previous: &'a Buffer,
+    current: &'a Buffer,
+    scroll: Option<&Scroll>,
+) -> Vec<(u16, u16)> {
     let area = current.area;
     let width = usize::from(area.width);
     let mut changed = Vec::new();
     if width == 0 {
         return changed;
     }
-    let rows = previous
-        .content
-        .chunks(width)
-        .zip(current.content.chunks(width));
-    for (y, (before, after)) in (area.y..).zip(rows) {
+    let blank = vec![Cell::EMPTY; width];
+    let row_of = |buffer: &'a Buffer, y: u16| {
+        let start = usize::from(y - area.y) * width;
+        buffer.content.get(start..start + width)
+    };
+    // Rows that differ are copied into these one-row buffers for ratatui's diff; they
+    // are allocated once per frame, not once per row.
+    let mut before_row = Buffer::empty(Rect::new(area.x, area.y, area.width, 1));
+    let mut after_row = before_row.clone();
+    for y in area.top()..area.bottom() {
+        let Some(after) = row_of(current, y) else {
+            break;
+        };
+        let before = match scroll {
+            Some(scroll) if scroll.rows.contains(&y) => {
+                let source = y + scroll.lines;
+                if source < scroll.rows.end {
+                    row_of(previous, source)
+                } else {
+                    Some(blank.as_slice())
+                }
+            }
+            _ => row_of(previous, y),
+        };
+        let Some(before) = before else {
+            break;
+        };
         if before == after {
             continue;
         }
-        let row = Rect::new(area.x, y, area.width, 1);
-        let before = Buffer {
-            area: row,
-            content: before.to_vec(),
-        };
-        let after = Buffer {
-            area: row,
-            content: after.to_vec(),
-        };
-        changed.extend(before.diff(&after).into_iter().map(|(x, y, _)| (x, y)));
+        before_row.area.y = y;
+        after_row.area.y = y;
+        before_row.content.clone_from_slice(before);
+        after_row.content.clone_from_slice(after);
+        changed.extend(before_row.diff_iter(&after_row).map(|(x, y, _)| (x, y)));
     }
     changed
 }
@@ -151,8 +221,45 @@ mod tests {
     fn equal_rows_are_skipped_and_changed_cells_listed_in_order() {
         let previous = buffer(&["abcd", "efgh", "ijkl"]);
         let current = buffer(&["abcd", "eFgH", "ijkL"]);
-        assert_eq!(changed_cells(&previous, &current), [(1, 1), (3, 1), (3, 2)]);
-        assert_eq!(changed_cells(&current, &current), []);
+        assert_eq!(
+            changed_cells(&previous, &current, None),
+            [(1, 1), (3, 1), (3, 2)]
+        );
+        assert_eq!(changed_cells(&current, &current, None), []);
+    }
+
+    #[test]
+    fn after_a_scroll_rows_are_compared_with_where_they_came_from() {
+        let previous = buffer(&["one ", "two ", "thr ", "stat"]);
+        let current = buffer(&["two ", "thr ", "fou ", "stat"]);
+        let scroll = Scroll {
+            rows: 0..3,
+            lines: 1,
+        };
+        let changed = changed_cells(&previous, &current, Some(&scroll));
+        assert_eq!(changed, [(0, 2), (1, 2), (2, 2)], "only the new row");
+        // The scrolled screen with those cells written is the new frame.
+        let mut screen = buffer(&["two ", "thr ", "    ", "stat"]);
+        for (x, y) in changed {
+            screen[(x, y)] = current[(x, y)].clone();
+        }
+        assert_eq!(screen, current);
+    }
+
+    #[test]
+    fn a_scroll_of_the_whole_band_or_outside_the_screen_is_none() {
+        let area = Rect::new(0, 0, 10, 5);
+        let scroll = |rows: Range<u16>, lines| Scroll { rows, lines }.within(area);
+        assert_eq!(scroll(0..3, 3), None, "every row is new");
+        assert_eq!(scroll(0..3, 0), None);
+        assert_eq!(scroll(7..9, 1), None, "below the screen");
+        assert_eq!(
+            scroll(2..9, 1),
+            Some(Scroll {
+                rows: 2..5,
+                lines: 1
+            })
+        );
     }
 
     /// A screen of `height` rows: lines `first..` above a status line.
@@ -164,13 +271,16 @@ mod tests {
         rows
     }
 
-    fn draw_page(painter: &mut Painter<TestBackend>, rows: &[String]) {
+    fn draw_page(painter: &mut Painter<TestBackend>, rows: &[String], scroll: Option<Scroll>) {
         painter
             .draw(|frame| {
                 for (y, row) in (0..).zip(rows) {
                     frame.buffer_mut().set_string(0, y, row, Style::new());
                 }
-                Some(Position::new(1, 0))
+                Drawn {
+                    cursor: Some(Position::new(1, 0)),
+                    scroll,
+                }
             })
             .unwrap();
     }
@@ -188,15 +298,26 @@ mod tests {
     }
 
     #[test]
-    fn successive_frames_leave_the_screen_exactly_as_rendered() {
+    fn frames_with_scrolls_leave_the_screen_exactly_as_rendered() {
         let mut painter = Painter::new(Terminal::new(TestBackend::new(12, 6)).unwrap(), false);
-        // A first frame, text moving up by one and two rows, a status change alone.
-        for (step, (first, status)) in [(0, "ready"), (1, "ready"), (3, "ready"), (3, "working")]
-            .into_iter()
-            .enumerate()
+        let band = |lines| Some(Scroll { rows: 0..5, lines });
+        let mut first = 0;
+        // A first frame, scrolls of one and two lines, a status change with no scroll,
+        // and a wrong hint (said to scroll, did not): the screen is right every time.
+        for (step, (advance, scroll, status)) in [
+            (0, None, "ready"),
+            (1, band(1), "ready"),
+            (2, band(2), "ready"),
+            (0, None, "working"),
+            (0, band(1), "working"),
+            (4, band(4), "done"),
+        ]
+        .into_iter()
+        .enumerate()
         {
+            first += advance;
             let rows = page(first, 6, status);
-            draw_page(&mut painter, &rows);
+            draw_page(&mut painter, &rows, scroll);
             assert_eq!(on_screen(&mut painter), rows, "frame {step}");
             let cursor = painter.term().backend_mut().get_cursor_position().unwrap();
             assert_eq!(cursor, Position::new(1, 0));
@@ -207,13 +328,27 @@ mod tests {
     fn a_cleared_or_resized_screen_is_drawn_whole() {
         let mut painter = Painter::new(Terminal::new(TestBackend::new(12, 6)).unwrap(), false);
         let rows = page(0, 6, "ready");
-        draw_page(&mut painter, &rows);
+        draw_page(&mut painter, &rows, None);
         painter.clear().unwrap();
-        draw_page(&mut painter, &rows);
+        draw_page(
+            &mut painter,
+            &rows,
+            Some(Scroll {
+                rows: 0..5,
+                lines: 1,
+            }),
+        );
         assert_eq!(on_screen(&mut painter), rows);
         painter.term().backend_mut().resize(12, 4);
         let rows = page(3, 4, "small");
-        draw_page(&mut painter, &rows);
+        draw_page(
+            &mut painter,
+            &rows,
+            Some(Scroll {
+                rows: 0..3,
+                lines: 1,
+            }),
+        );
         assert_eq!(on_screen(&mut painter), rows);
     }
 
@@ -261,7 +396,7 @@ mod tests {
         ) {
             let previous = render(&old, 8);
             let current = render(&new, 8);
-            let changed = changed_cells(&previous, &current);
+            let changed = changed_cells(&previous, &current, None);
             let whole: Vec<(u16, u16)> =
                 previous.diff(&current).into_iter().map(|(x, y, _)| (x, y)).collect();
             prop_assert_eq!(&changed, &whole);

@@ -2,7 +2,8 @@
 //! repository; the test types like a user (`send-keys`) and reads the screen
 //! (`capture-pane`). It reviews an edit — rejecting one hunk with a reason, approving the
 //! rest — then interrupts a long answer with Esc and steers with a new message. And it
-//! drives `duet demo` to its end.
+//! drives `duet demo` to its end, and checks that a streamed answer scrolled with the
+//! terminal's scroll region leaves the screen as a full redraw draws it.
 
 use std::path::Path;
 use std::process::Command as Process;
@@ -312,6 +313,80 @@ async fn inline_mode_leaves_the_conversation_in_the_terminal_scrollback() {
         "the live input box must not stay behind:\n{history}"
     );
     server.assert_no_violations();
+}
+
+/// While an answer streams, the transcript's rows move up and the terminal is told to
+/// scroll them (a scroll region) instead of having every row written again. Whatever
+/// that left on the screen must be what drawing the last frame from scratch (Ctrl-L)
+/// shows.
+#[tokio::test]
+async fn a_streamed_answer_that_scrolls_leaves_the_screen_as_a_full_redraw_draws_it() {
+    let script = format!(
+        "[[turn]]\nblocks = [{{ text = '''{}''', chunk = 12 }}]\npace_ms = 4\n",
+        long_markdown()
+    );
+    let server = ScriptedServer::start(Script::from_toml(&script).unwrap()).await;
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let home = tempfile::tempdir().unwrap();
+    let command = duet_command(&server, home.path(), "");
+    let Some(tmux) = Tmux::start(&command, repo.path()) else {
+        return;
+    };
+    tmux.wait_for_screen("Ask duet").await;
+    tmux.type_text("explain the module");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_screen("That is all of it.").await;
+    let streamed = settled_screen(&tmux).await;
+    assert!(
+        !streamed.contains("explain the module"),
+        "the answer must scroll the prompt off the screen:\n{streamed}"
+    );
+    tmux.keys(&["C-l"]);
+    // The redraw clears first: wait until the text is back, then until it settles.
+    tmux.wait_for_screen("That is all of it.").await;
+    let redrawn = settled_screen(&tmux).await;
+    assert_eq!(
+        streamed, redrawn,
+        "the streamed screen differs from a full redraw"
+    );
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    server.assert_no_violations();
+}
+
+/// An answer of paragraphs, lists and code blocks, several screens long.
+fn long_markdown() -> String {
+    let mut text = String::new();
+    for section in 1..=8 {
+        text.push_str(&format!(
+            "## Part {section}\n\nThe function `step_{section}` reads the input, checks \
+             that every field is present and **returns early** when one is missing, so the \
+             caller sees the first problem.\n\n- one item of part {section}\n- another \
+             item, long enough that it wraps across the width of the terminal on its own\n\n\
+             ```rust\nfn step_{section}(input: &str) -> Option<u32> {{\n    let value = \
+             input.trim().parse().ok()?;\n    Some(value + {section})\n}}\n```\n\n"
+        ));
+    }
+    text.push_str("That is all of it.");
+    text
+}
+
+/// The screen once two captures a little apart agree (the last frame was drawn).
+async fn settled_screen(tmux: &Tmux) -> String {
+    let deadline = Instant::now() + SCREEN_WAIT;
+    let mut last = tmux.screen();
+    loop {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let screen = tmux.screen();
+        if screen == last {
+            return screen;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the screen never settled:\n{screen}"
+        );
+        last = screen;
+    }
 }
 
 #[tokio::test]

@@ -87,6 +87,9 @@ pub struct Transcript {
     viewport: (u16, u16),
     /// The `now` of the last render, to tell whether the clock moved anything since.
     drawn_at: Option<Instant>,
+    /// The area and first visible row of the last render, to tell how far the view
+    /// scrolled since.
+    window: Option<(ratatui::layout::Rect, usize)>,
     /// Cells already handed out by [`Transcript::take_finished`].
     taken: usize,
 }
@@ -106,6 +109,7 @@ impl Transcript {
             scroll: Scroll::default(),
             viewport: (0, 0),
             drawn_at: None,
+            window: None,
             taken: 0,
         }
     }

@@ -19,7 +19,9 @@ fn at(base: Instant, millis: u64) -> Instant {
 fn screen(transcript: &mut Transcript, width: u16, height: u16, now: Instant) -> String {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal
-        .draw(|frame| transcript.render(frame.area(), frame.buffer_mut(), now))
+        .draw(|frame| {
+            transcript.render(frame.area(), frame.buffer_mut(), now);
+        })
         .unwrap();
     terminal.backend().to_string()
 }
@@ -988,4 +990,44 @@ fn a_restored_conversation_shows_messages_and_finished_cards_at_once() {
         ]
     );
     assert_eq!(transcript.next_deadline(start), None, "nothing animates");
+}
+
+/// The rows of a render that moved up report how far, so the painter can have the
+/// terminal scroll them: rows the last render showed at `y + moved` are now at `y`.
+#[test]
+fn a_render_reports_how_far_its_rows_moved_up() {
+    let now = Instant::now();
+    let mut transcript = Transcript::new(Theme::new(false));
+    for n in 0..6 {
+        transcript.on_event(&user(&format!("message {n}")), now);
+    }
+    let area = Rect::new(0, 0, 30, 6);
+    let mut before = Buffer::empty(area);
+    assert_eq!(
+        transcript.render(area, &mut before, now),
+        0,
+        "a first render"
+    );
+    transcript.on_event(&user("message 6"), now);
+    let mut after = Buffer::empty(area);
+    let moved = transcript.render(area, &mut after, now);
+    assert!(moved > 0 && moved < area.height, "moved {moved}");
+    for y in 0..area.height - moved {
+        assert_eq!(row_text(&after, y), row_text(&before, y + moved), "row {y}");
+    }
+    assert!(find_row(&after, "message 6").is_some());
+
+    let mut same = Buffer::empty(area);
+    assert_eq!(transcript.render(area, &mut same, now), 0, "nothing new");
+    let wider = Rect::new(0, 0, 40, 6);
+    let mut resized = Buffer::empty(wider);
+    transcript.on_event(&user("message 7"), now);
+    assert_eq!(
+        transcript.render(wider, &mut resized, now),
+        0,
+        "another area: nothing to compare with"
+    );
+    assert!(transcript.handle(Action::ScrollUp));
+    let mut back = Buffer::empty(wider);
+    assert_eq!(transcript.render(wider, &mut back, now), 0, "moved down");
 }

@@ -37,11 +37,13 @@ fn ctx(theme: &Theme, options: ViewOptions, width: u16) -> Ctx<'_> {
 }
 
 impl Transcript {
-    /// Draws the visible window of the transcript into `area`.
-    pub fn render(&mut self, area: Rect, buf: &mut Buffer, now: Instant) {
+    /// Draws the visible window of the transcript into `area`. Returns how many rows
+    /// the content moved up since the last render into the same area (0 when it did
+    /// not, or moved otherwise), so that the terminal can be told to scroll them.
+    pub fn render(&mut self, area: Rect, buf: &mut Buffer, now: Instant) -> u16 {
         let area = area.intersection(buf.area);
         if area.is_empty() {
-            return;
+            return 0;
         }
         self.viewport = (area.width, area.height);
         self.drawn_at = Some(now);
@@ -50,6 +52,10 @@ impl Transcript {
         // the painter's alike), and rows without text stay blank.
         let height = usize::from(area.height);
         let top = self.scroll.top(&self.layout.heights, height);
+        let scrolled = match self.window.replace((area, top)) {
+            Some((last_area, last_top)) if last_area == area => top.saturating_sub(last_top),
+            _ => 0,
+        };
         let ctx = ctx(&self.theme, self.options, area.width);
         let mut y = 0;
         let mut position = self.layout.heights.locate(top);
@@ -73,6 +79,7 @@ impl Transcript {
         if let Some(hint) = self.scroll.indicator(&self.layout.heights, height) {
             draw_indicator(&hint, area, buf, &self.theme);
         }
+        u16::try_from(scrolled).unwrap_or(u16::MAX)
     }
 
     /// Draws only the cells not yet handed out by [`Transcript::take_finished`], anchored
