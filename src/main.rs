@@ -537,12 +537,47 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .context("cannot start the async runtime")
 }
 
-/// A runtime on the calling thread alone, for the terminal UI.
-fn ui_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+/// A runtime whose tasks run on one thread: the one that drives it with `block_on`.
+fn single_thread_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .context("cannot start the UI's async runtime")
+        .context("cannot start an async runtime")
+}
+
+/// The thread that drives the agent's runtime while the terminal UI runs on its own.
+/// Dropping it stops the runtime (its tasks are dropped) and waits for the thread.
+struct AgentThread {
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl AgentThread {
+    fn spawn(runtime: tokio::runtime::Runtime) -> anyhow::Result<AgentThread> {
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("duet-agent".into())
+            .spawn(move || {
+                // Either a stop or its sender dropped: both mean the UI is done.
+                let _ = runtime.block_on(stopped);
+            })
+            .context("cannot start the agent's thread")?;
+        Ok(AgentThread {
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for AgentThread {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }
 
 /// The session an agent records to, and the recorded conversation it continues.
@@ -710,17 +745,21 @@ fn run_tui(
 ) -> anyhow::Result<()> {
     let (keymap, errors) = Keymap::load(&Keymap::user_file(paths));
     let model = settings.endpoint.model.clone();
-    // The agent and the UI get a runtime each. The UI's own thread then drives its
-    // timers and wakeups itself: on a shared runtime, every frame deadline was fired by
-    // a worker thread that then had to wake the UI thread (two extra thread switches a
-    // frame, measured with strace while streaming), and network work and frames
-    // contended for the same scheduler.
-    let agent_runtime = runtime()?;
+    // The agent and the UI get a runtime and a thread each; blocking work (files, the
+    // post-write checks, checkpoints) goes to the runtime's blocking pool. The UI's
+    // thread drives its own timers and wakeups: on a shared runtime, every frame
+    // deadline was fired by a worker thread that then had to wake the UI thread (two
+    // extra thread switches a frame, measured with strace while streaming), and
+    // network work and frames contended for the same scheduler. One thread for the
+    // agent rather than a worker per core: its work is waiting on the network and on
+    // tools, and a pool of workers mostly woke each other (measured while streaming).
+    let agent_runtime = single_thread_runtime()?;
     let (handle, events) = {
         let _entered = agent_runtime.enter();
         start_agent(settings, client, paths, workspace.clone(), session)?
     };
-    ui_runtime()?.block_on(async {
+    let _agent_thread = AgentThread::spawn(agent_runtime)?;
+    single_thread_runtime()?.block_on(async {
         let options = duet::tui::TuiOptions {
             screen: Screen {
                 inline_rows: cli.inline.then_some(INLINE_ROWS),
