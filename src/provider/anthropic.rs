@@ -7,6 +7,7 @@
 //! decoder ends with `Finished` only on `message_stop`, and every `ToolCallStart` it
 //! emits is closed by a `ToolCallEnd` before that.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -322,8 +323,7 @@ fn append_user_text<'a>(messages: &mut Vec<WireMessage<'a>>, text: &'a str) {
 
 /// The stream events this decoder understands; others are skipped so new API
 /// features do not break old clients.
-#[derive(Debug, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[derive(Debug)]
 enum WireEvent {
     MessageStart {
         message: MessageStart,
@@ -340,17 +340,123 @@ enum WireEvent {
         index: u64,
     },
     MessageDelta {
-        delta: MessageDelta,
-        #[serde(default)]
+        /// The stop reason, once the model stopped.
+        reason: Option<String>,
         usage: WireUsage,
     },
     MessageStop,
-    Ping,
     Error {
         error: ApiError,
     },
-    #[serde(other)]
-    Unknown,
+    /// `ping`, and event types this decoder does not know.
+    Ignored,
+}
+
+/// Every field an event of the stream may carry, read in one pass and then sorted by
+/// `type` ([`EventFields::into_event`]). Deriving an internally tagged enum instead
+/// makes serde buffer each event into an intermediate tree before reading it again,
+/// which was the largest cost of the agent's thread while text streamed.
+#[derive(Deserialize)]
+struct EventFields<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    index: Option<u64>,
+    message: Option<MessageStart>,
+    content_block: Option<ContentBlock>,
+    #[serde(borrow)]
+    delta: Option<DeltaFields<'a>>,
+    usage: Option<WireUsage>,
+    error: Option<ApiError>,
+}
+
+/// The `delta` of `content_block_delta` (tagged `text_delta`, `input_json_delta`, ...)
+/// and of `message_delta` (untagged, with the stop reason).
+#[derive(Deserialize)]
+struct DeltaFields<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    text: Option<String>,
+    partial_json: Option<String>,
+    thinking: Option<String>,
+    signature: Option<String>,
+    stop_reason: Option<String>,
+}
+
+/// The event types [`EventFields::into_event`] reads; any other is ignored.
+const KNOWN_EVENTS: [&str; 7] = [
+    "message_start",
+    "content_block_start",
+    "content_block_delta",
+    "content_block_stop",
+    "message_delta",
+    "message_stop",
+    "error",
+];
+
+/// Reads one event's JSON. An event of a type this decoder does not know is ignored
+/// even when its fields would not fit the known events' shapes.
+fn parse_event(data: &str) -> Result<WireEvent, String> {
+    #[derive(Deserialize)]
+    struct Kind<'a> {
+        #[serde(rename = "type", borrow)]
+        kind: Cow<'a, str>,
+    }
+    match serde_json::from_str::<EventFields>(data) {
+        Ok(fields) => fields.into_event(),
+        Err(err) => match serde_json::from_str::<Kind>(data) {
+            Ok(Kind { kind }) if !KNOWN_EVENTS.contains(&kind.as_ref()) => Ok(WireEvent::Ignored),
+            _ => Err(err.to_string()),
+        },
+    }
+}
+
+/// `field` when the event has it; else the error serde gives for a missing field.
+fn required<T>(field: Option<T>, name: &str) -> Result<T, String> {
+    field.ok_or_else(|| format!("missing field `{name}`"))
+}
+
+impl EventFields<'_> {
+    fn into_event(self) -> Result<WireEvent, String> {
+        let event = match self.kind.as_ref() {
+            "message_start" => WireEvent::MessageStart {
+                message: required(self.message, "message")?,
+            },
+            "content_block_start" => WireEvent::ContentBlockStart {
+                index: required(self.index, "index")?,
+                content_block: required(self.content_block, "content_block")?,
+            },
+            "content_block_delta" => WireEvent::ContentBlockDelta {
+                index: required(self.index, "index")?,
+                delta: required(self.delta, "delta")?.into_content_delta()?,
+            },
+            "content_block_stop" => WireEvent::ContentBlockStop {
+                index: required(self.index, "index")?,
+            },
+            "message_delta" => WireEvent::MessageDelta {
+                reason: required(self.delta, "delta")?.stop_reason,
+                usage: self.usage.unwrap_or_default(),
+            },
+            "message_stop" => WireEvent::MessageStop,
+            "error" => WireEvent::Error {
+                error: required(self.error, "error")?,
+            },
+            _ => WireEvent::Ignored,
+        };
+        Ok(event)
+    }
+}
+
+impl DeltaFields<'_> {
+    fn into_content_delta(self) -> Result<Delta, String> {
+        let delta = match required(self.kind, "type")?.as_ref() {
+            "text_delta" => Delta::Text(required(self.text, "text")?),
+            "input_json_delta" => Delta::InputJson(required(self.partial_json, "partial_json")?),
+            "thinking_delta" => Delta::Thinking(required(self.thinking, "thinking")?),
+            "signature_delta" => Delta::Signature(required(self.signature, "signature")?),
+            _ => Delta::Unknown,
+        };
+        Ok(delta)
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -396,24 +502,13 @@ enum ContentBlock {
 }
 
 /// A content block delta; the wire names end in `_delta` (`text_delta`, ...).
-#[derive(Debug, Deserialize)]
-#[serde(tag = "type")]
+#[derive(Debug)]
 enum Delta {
-    #[serde(rename = "text_delta")]
-    Text { text: String },
-    #[serde(rename = "input_json_delta")]
-    InputJson { partial_json: String },
-    #[serde(rename = "thinking_delta")]
-    Thinking { thinking: String },
-    #[serde(rename = "signature_delta")]
-    Signature { signature: String },
-    #[serde(other)]
+    Text(String),
+    InputJson(String),
+    Thinking(String),
+    Signature(String),
     Unknown,
-}
-
-#[derive(Debug, Deserialize)]
-struct MessageDelta {
-    stop_reason: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -453,7 +548,7 @@ impl WireDecoder for AnthropicDecoder {
         event: &SseEvent,
         out: &mut Vec<StreamEvent>,
     ) -> Result<Flow, ProviderError> {
-        let wire_event: WireEvent = serde_json::from_str(&event.data).map_err(|err| {
+        let wire_event = parse_event(&event.data).map_err(|err| {
             ProviderError::Malformed(format!("undecodable event `{}`: {err}", event.data))
         })?;
         match wire_event {
@@ -464,8 +559,8 @@ impl WireDecoder for AnthropicDecoder {
             } => self.start_block(index, content_block, out)?,
             WireEvent::ContentBlockDelta { index, delta } => self.apply_delta(index, delta, out)?,
             WireEvent::ContentBlockStop { index } => self.stop_block(index, out)?,
-            WireEvent::MessageDelta { delta, usage } => {
-                if let Some(reason) = delta.stop_reason {
+            WireEvent::MessageDelta { reason, usage } => {
+                if let Some(reason) = reason {
                     self.stop_reason = Some(stop_reason(&reason));
                 }
                 self.record_usage(&usage);
@@ -480,7 +575,7 @@ impl WireDecoder for AnthropicDecoder {
                     message: error.message,
                 });
             }
-            WireEvent::Ping | WireEvent::Unknown => {}
+            WireEvent::Ignored => {}
         }
         Ok(Flow::Continue)
     }
@@ -566,16 +661,16 @@ impl AnthropicDecoder {
             ))
         })?;
         match delta {
-            Delta::Text { text } => {
+            Delta::Text(text) => {
                 push_unless_empty(out, text, |text| StreamEvent::TextDelta { text });
             }
-            Delta::Thinking { thinking } => {
+            Delta::Thinking(thinking) => {
                 push_unless_empty(out, thinking, |text| StreamEvent::ThinkingDelta { text });
             }
-            Delta::Signature { signature } => {
+            Delta::Signature(signature) => {
                 out.push(StreamEvent::ThinkingSignature { signature });
             }
-            Delta::InputJson { partial_json } => {
+            Delta::InputJson(partial_json) => {
                 let OpenBlock::ToolUse { id, arguments, .. } = block else {
                     return Err(ProviderError::Malformed(format!(
                         "tool input delta for content block {index}, which is not a tool call"
@@ -1027,6 +1122,16 @@ mod tests {
         let outcome = decode(&[START, "data: {\"type\":\"content_block_delta\",\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n"].concat());
         let error = outcome.error.unwrap();
         assert!(error.contains("missing field `index`"), "{error}");
+        let outcome = decode(&[START, TEXT_START, "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\"}}\n\n"].concat());
+        let error = outcome.error.unwrap();
+        assert!(error.contains("missing field `text`"), "{error}");
+        let outcome =
+            decode(&[START, "data: {\"type\":\"message_delta\",\"delta\":7}\n\n"].concat());
+        let error = outcome.error.unwrap();
+        assert!(
+            error.starts_with("Malformed(\"undecodable event"),
+            "{error}"
+        );
     }
 
     #[test]
@@ -1068,6 +1173,9 @@ mod tests {
     fn unknown_events_blocks_and_deltas_are_ignored() {
         let unknown = [
             "event: future_event\ndata: {\"type\":\"future_event\",\"x\":1}\n\n",
+            "event: ping\ndata: {\"type\": \"ping\"}\n\n",
+            // Fields that share a name with the known events' but not their shape.
+            "data: {\"type\":\"future_event\",\"index\":\"first\",\"delta\":[1,2]}\n\n",
             "data: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"server_tool_use\",\"id\":\"srvtoolu_1\",\"name\":\"web_search\",\"input\":{}}}\n\n",
             "data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"future_delta\",\"stuff\":[1]}}\n\n",
             "data: {\"type\":\"content_block_stop\",\"index\":1}\n\n",
