@@ -21,6 +21,7 @@ mod events;
 mod explore;
 mod notes;
 mod plan_notes;
+mod prime;
 pub mod protocol;
 mod recording;
 mod recovery;

@@ -34,6 +34,7 @@ use super::compaction::Compactor;
 use super::context;
 use super::conversation::{AssistantDraft, Conversation};
 use super::events::EventSink;
+use super::prime::StreamedPaths;
 use super::protocol::{Command, Event, TurnOutcome};
 use super::recovery::{AfterCutOff, AfterFailure, CallSite, Recovery};
 use super::repetition::RepetitionGuard;
@@ -90,6 +91,8 @@ struct Reply {
     /// Some call is complete (and submitted).
     has_calls: bool,
     shown: bool,
+    /// Calls that edit files, watched for their path while their arguments stream.
+    paths: StreamedPaths,
 }
 
 pub(crate) struct Agent {
@@ -666,11 +669,18 @@ impl Agent {
             StreamEvent::ReasoningItem { item } => reply.draft.push_reasoning_item(item),
             StreamEvent::ToolCallStart { id, name } => {
                 reply.shown = true;
+                if self.tools.get(&name).is_some_and(|tool| tool.edits_files()) {
+                    reply.paths.watch(&id);
+                }
                 self.events
                     .emit(Event::ToolCallBegin { call_id: id, name })
                     .await;
             }
-            StreamEvent::ToolCallArgsDelta { .. } => {}
+            StreamEvent::ToolCallArgsDelta { id, fragment } => {
+                if let Some(path) = reply.paths.push(&id, &fragment) {
+                    self.parse_ahead(path);
+                }
+            }
             StreamEvent::ToolCallEnd { call } if may_be_cut(&call) => reply.held = Some(call),
             StreamEvent::ToolCallEnd { call } => self.submit_call(call, reply, runs).await,
             StreamEvent::Finished { stop_reason, usage } => {
@@ -687,6 +697,20 @@ impl Agent {
             }
         }
         None
+    }
+
+    /// Parses the file at `path` (as the model gave it) in the background, so that the
+    /// check after the edit still streaming in parses only what it changed. A path
+    /// outside the workspace is left alone: the call will be refused.
+    fn parse_ahead(&self, path: String) {
+        let workspace = Arc::clone(&self.tool_ctx.workspace);
+        let linter = Arc::clone(&self.tool_ctx.linter);
+        tokio::task::spawn_blocking(move || {
+            if let Ok(abs) = workspace.resolve(&path) {
+                tracing::debug!(file = %abs.display(), "parsing a file ahead of its edit");
+                linter.prime_now(&abs);
+            }
+        });
     }
 
     /// Adds a complete call to the reply and starts it (or answers it at once when it

@@ -345,10 +345,10 @@ impl Linter {
     }
 
     /// Parses the file at `abs` in the background and keeps the parse, so that the
-    /// check after the model's first edit of a file it has read parses only what the
-    /// edit changed (about a millisecond instead of a full parse, ten for 5,000 lines).
-    /// Does nothing for files without a grammar, larger than `MAX_PRIMED_BYTES` or
-    /// already kept, or when syntax checks are off.
+    /// check after the model's first edit of the file parses only what the edit changed
+    /// (about a millisecond instead of a full parse, ten for 5,000 lines). Does nothing
+    /// for what is not a regular file, files without a grammar, larger than
+    /// `MAX_PRIMED_BYTES` or already kept, or when syntax checks are off.
     pub fn prime(self: &Arc<Self>, abs: &Path) {
         if !self.config.syntax || self.parses().contains(abs) {
             return;
@@ -358,11 +358,14 @@ impl Linter {
         tokio::task::spawn_blocking(move || linter.prime_now(&abs));
     }
 
-    fn prime_now(&self, abs: &Path) {
-        if !self.config.syntax {
+    /// [`Linter::prime`] on the calling thread, which may block.
+    pub(crate) fn prime_now(&self, abs: &Path) {
+        if !self.config.syntax || self.parses().contains(abs) {
             return;
         }
-        let small = std::fs::metadata(abs).is_ok_and(|meta| meta.len() <= MAX_PRIMED_BYTES);
+        // Only regular files: reading a FIFO would wait for a writer that may never come.
+        let small = std::fs::metadata(abs)
+            .is_ok_and(|meta| meta.is_file() && meta.len() <= MAX_PRIMED_BYTES);
         let Some(text) = small.then(|| std::fs::read_to_string(abs).ok()).flatten() else {
             return;
         };

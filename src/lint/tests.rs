@@ -503,6 +503,36 @@ fn priming_skips_large_files_unknown_files_and_files_already_kept() {
     assert_eq!(linter.parses().take(&small).unwrap().input, b"[2]");
 }
 
+/// A model may name any path in an edit it is still streaming; priming reads only
+/// regular files, so a FIFO (whose read would wait for a writer forever) is left alone.
+#[test]
+fn priming_leaves_what_is_not_a_regular_file_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let linter = Arc::new(Linter::new(dir.path(), LintConfig::default()));
+    let fifo = dir.path().join("pipe.json");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let (done, finished) = std::sync::mpsc::channel();
+    let primer = Arc::clone(&linter);
+    let path = fifo.clone();
+    std::thread::spawn(move || {
+        primer.prime_now(&path);
+        let _ = done.send(());
+    });
+    let outcome = finished.recv_timeout(std::time::Duration::from_secs(10));
+    if outcome.is_err() {
+        // Unblock the reader so the test process can end, then fail.
+        let _ = fs::write(&fifo, "[1]");
+        panic!("priming waited on a FIFO");
+    }
+    assert!(!linter.parses().contains(&fifo));
+    linter.prime_now(dir.path());
+    assert!(!linter.parses().contains(dir.path()), "a directory");
+}
+
 #[tokio::test]
 async fn nothing_is_primed_when_syntax_checks_are_off() {
     let dir = tempfile::tempdir().unwrap();

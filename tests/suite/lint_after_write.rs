@@ -80,3 +80,40 @@ async fn write_results_carry_syntax_errors_and_linter_output() {
     assert_eq!(runs, 1);
     server.assert_no_violations();
 }
+
+for_each_wire!(a_file_is_parsed_ahead_once_its_edits_path_streams_in);
+
+/// An edit of a file the model never read: the file is parsed ahead as soon as the
+/// call's path has streamed in (so the check after the edit parses only what changed);
+/// a path outside the workspace is never touched.
+async fn a_file_is_parsed_ahead_once_its_edits_path_streams_in(wire: Wire) {
+    let script = r#"
+[[turn]]
+blocks = [
+  { tool = "edit", args = '{"path": "src/big.rs", "old_string": "fn one()", "new_string": "fn first()"}', chunk = 7 },
+  { tool = "edit", args = '{"path": "../outside.rs", "old_string": "a", "new_string": "b"}', chunk = 7 },
+]
+
+[[turn]]
+blocks = [{ text = "Renamed." }]
+"#;
+    let server = ScriptedServer::start(Script::from_toml(script).unwrap()).await;
+    let repo = TestRepo::with_files(&[("src/big.rs", "fn one() {}\n\nfn two() {}\n")]);
+    let home = tempfile::tempdir().unwrap();
+    let mut env = wire_env(&server, wire);
+    env.push(("DUET_LOG", "duet=debug".into()));
+    let args = ["exec", "--approval", "auto", "rename one"];
+    let output = run_duet(repo.path(), home.path(), &env, &args).await;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert_eq!(repo.read("src/big.rs"), "fn first() {}\n\nfn two() {}\n");
+
+    let log = std::fs::read_to_string(home.path().join("state/duet/logs/duet.log")).unwrap();
+    let ahead: Vec<&str> = log
+        .lines()
+        .filter(|line| line.contains("parsing a file ahead of its edit"))
+        .collect();
+    assert_eq!(ahead.len(), 1, "{log}");
+    assert!(ahead[0].contains("src/big.rs"), "{log}");
+    server.assert_no_violations();
+}
