@@ -4,6 +4,8 @@
 
 use std::io::{self, BufWriter, Stdout, Write};
 use std::rc::Rc;
+use std::sync::{Mutex, PoisonError};
+use std::thread::ThreadId;
 
 use crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
@@ -206,12 +208,46 @@ pub struct TerminalGuard {
 
 impl Drop for TerminalGuard {
     fn drop(&mut self) {
+        set_owner(None);
         restore(self.screen, self.enhanced_keys);
     }
 }
 
-/// Takes over the terminal. Restoration is tied to the returned guard; a panic hook
-/// installed here restores it too before the panic message prints.
+/// The thread that draws the UI, while it owns the terminal.
+static OWNER: Mutex<Option<ThreadId>> = Mutex::new(None);
+
+fn set_owner(owner: Option<ThreadId>) {
+    *OWNER.lock().unwrap_or_else(PoisonError::into_inner) = owner;
+}
+
+fn owner() -> Option<ThreadId> {
+    *OWNER.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// What a panic does to the terminal.
+#[derive(Debug, PartialEq, Eq)]
+enum OnPanic {
+    /// The UI's own thread panicked: the terminal is put back before the message prints.
+    RestoreAndPrint,
+    /// Another thread (a tool's job, the agent) panicked while the UI goes on: the
+    /// message goes to the log, since printing it would write over the screen the UI
+    /// still draws (and restoring the terminal would take the screen from under it).
+    Log,
+    /// Nobody owns the terminal: the panic prints as usual.
+    Print,
+}
+
+fn on_panic(owner: Option<ThreadId>, current: ThreadId) -> OnPanic {
+    match owner {
+        Some(owner) if owner == current => OnPanic::RestoreAndPrint,
+        Some(_) => OnPanic::Log,
+        None => OnPanic::Print,
+    }
+}
+
+/// Takes over the terminal for the calling thread. Restoration is tied to the returned
+/// guard; a panic hook installed here restores it too before the panic message prints,
+/// when the panic is this thread's.
 pub fn enter(screen: Screen) -> io::Result<(Term, TerminalGuard)> {
     enable_raw_mode()?;
     // Shift+Enter is only distinguishable where the terminal speaks the keyboard
@@ -222,6 +258,7 @@ pub fn enter(screen: Screen) -> io::Result<(Term, TerminalGuard)> {
         enhanced_keys,
     };
     install_panic_hook(screen, enhanced_keys);
+    set_owner(Some(std::thread::current().id()));
     let mut stdout = io::stdout();
     set_modes(&mut stdout, screen, enhanced_keys)?;
     let backend = TrackedCursor::new(screen.inline_rows.is_some())?;
@@ -271,8 +308,18 @@ fn restore(screen: Screen, enhanced_keys: bool) {
 fn install_panic_hook(screen: Screen, enhanced_keys: bool) {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        restore(screen, enhanced_keys);
-        previous(info);
+        match on_panic(owner(), std::thread::current().id()) {
+            OnPanic::RestoreAndPrint => {
+                restore(screen, enhanced_keys);
+                previous(info);
+            }
+            OnPanic::Log => {
+                let thread = std::thread::current();
+                let name = thread.name().unwrap_or("unnamed");
+                tracing::error!(target: "duet::panic", thread = name, "{info}");
+            }
+            OnPanic::Print => previous(info),
+        }
     }));
 }
 
@@ -286,4 +333,20 @@ pub fn resume(guard: &TerminalGuard, painter: &mut Painter) -> io::Result<()> {
     set_modes(&mut io::stdout(), guard.screen, guard.enhanced_keys)?;
     painter.term().backend_mut().refresh_size()?;
     painter.clear()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_ui_threads_panic_takes_the_terminal_back_and_prints() {
+        let ui = std::thread::current().id();
+        let other = std::thread::spawn(|| std::thread::current().id())
+            .join()
+            .unwrap();
+        assert_eq!(on_panic(Some(ui), ui), OnPanic::RestoreAndPrint);
+        assert_eq!(on_panic(Some(ui), other), OnPanic::Log);
+        assert_eq!(on_panic(None, other), OnPanic::Print);
+    }
 }
