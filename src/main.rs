@@ -773,6 +773,7 @@ fn run_tui(
             model,
             intro: start.intro,
             initial_message: start.task,
+            log_file: paths.log_file(),
         };
         duet::tui::run(handle, events, options).await?;
         Ok(())

@@ -38,6 +38,8 @@ pub struct TuiOptions {
     pub intro: Vec<String>,
     /// Sent as the first message, as if the user had typed it.
     pub initial_message: Option<String>,
+    /// Where duet logs, named when the agent stops unexpectedly.
+    pub log_file: PathBuf,
 }
 
 /// The commit HEAD pointed at when the session started (`None` outside a repository
@@ -90,6 +92,8 @@ pub async fn run(
     frames.request();
     let mut input = Input::start();
     let mut sigterm = terminate_signal()?;
+    // The agent's events ended (it stopped): their channel then answers at once, forever.
+    let mut agent_gone = false;
 
     loop {
         let now = Instant::now();
@@ -125,13 +129,18 @@ pub async fn run(
                 // The terminal is gone (closed tab, SIGHUP): nothing left to draw on.
                 Some(Err(_)) | None => Effect::Quit,
             },
-            event = events.recv(), if take_output => match event {
+            event = events.recv(), if take_output && !agent_gone => match event {
                 Some(event) => {
                     frames.output_taken(Instant::now());
                     on_agent(&mut app, event, &mut events)
                 }
                 None => {
-                    app.notice("the agent stopped; press Ctrl-C twice to quit", NoticeKind::Error);
+                    agent_gone = true;
+                    let log = options.log_file.display();
+                    app.notice(
+                        &format!("the agent stopped unexpectedly (its log: {log}); press Ctrl-C twice to quit"),
+                        NoticeKind::Error,
+                    );
                     Effect::Redraw
                 }
             },
