@@ -382,16 +382,34 @@ struct DeltaFields<'a> {
     stop_reason: Option<String>,
 }
 
-/// The event types [`EventFields::into_event`] reads; any other is ignored.
-const KNOWN_EVENTS: [&str; 7] = [
-    "message_start",
-    "content_block_start",
-    "content_block_delta",
-    "content_block_stop",
-    "message_delta",
-    "message_stop",
-    "error",
-];
+/// The event types this decoder reads, by their `type`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum EventKind {
+    MessageStart,
+    ContentBlockStart,
+    ContentBlockDelta,
+    ContentBlockStop,
+    MessageDelta,
+    MessageStop,
+    Error,
+    /// `ping`, and types added to the API after this decoder.
+    Other,
+}
+
+impl EventKind {
+    fn of(kind: &str) -> EventKind {
+        match kind {
+            "message_start" => EventKind::MessageStart,
+            "content_block_start" => EventKind::ContentBlockStart,
+            "content_block_delta" => EventKind::ContentBlockDelta,
+            "content_block_stop" => EventKind::ContentBlockStop,
+            "message_delta" => EventKind::MessageDelta,
+            "message_stop" => EventKind::MessageStop,
+            "error" => EventKind::Error,
+            _ => EventKind::Other,
+        }
+    }
+}
 
 /// Reads one event's JSON. An event of a type this decoder does not know is ignored
 /// even when its fields would not fit the known events' shapes.
@@ -404,7 +422,7 @@ fn parse_event(data: &str) -> Result<WireEvent, String> {
     match serde_json::from_str::<EventFields>(data) {
         Ok(fields) => fields.into_event(),
         Err(err) => match serde_json::from_str::<Kind>(data) {
-            Ok(Kind { kind }) if !KNOWN_EVENTS.contains(&kind.as_ref()) => Ok(WireEvent::Ignored),
+            Ok(Kind { kind }) if EventKind::of(&kind) == EventKind::Other => Ok(WireEvent::Ignored),
             _ => Err(err.to_string()),
         },
     }
@@ -417,30 +435,30 @@ fn required<T>(field: Option<T>, name: &str) -> Result<T, String> {
 
 impl EventFields<'_> {
     fn into_event(self) -> Result<WireEvent, String> {
-        let event = match self.kind.as_ref() {
-            "message_start" => WireEvent::MessageStart {
+        let event = match EventKind::of(&self.kind) {
+            EventKind::MessageStart => WireEvent::MessageStart {
                 message: required(self.message, "message")?,
             },
-            "content_block_start" => WireEvent::ContentBlockStart {
+            EventKind::ContentBlockStart => WireEvent::ContentBlockStart {
                 index: required(self.index, "index")?,
                 content_block: required(self.content_block, "content_block")?,
             },
-            "content_block_delta" => WireEvent::ContentBlockDelta {
+            EventKind::ContentBlockDelta => WireEvent::ContentBlockDelta {
                 index: required(self.index, "index")?,
                 delta: required(self.delta, "delta")?.into_content_delta()?,
             },
-            "content_block_stop" => WireEvent::ContentBlockStop {
+            EventKind::ContentBlockStop => WireEvent::ContentBlockStop {
                 index: required(self.index, "index")?,
             },
-            "message_delta" => WireEvent::MessageDelta {
+            EventKind::MessageDelta => WireEvent::MessageDelta {
                 reason: required(self.delta, "delta")?.stop_reason,
                 usage: self.usage.unwrap_or_default(),
             },
-            "message_stop" => WireEvent::MessageStop,
-            "error" => WireEvent::Error {
+            EventKind::MessageStop => WireEvent::MessageStop,
+            EventKind::Error => WireEvent::Error {
                 error: required(self.error, "error")?,
             },
-            _ => WireEvent::Ignored,
+            EventKind::Other => WireEvent::Ignored,
         };
         Ok(event)
     }
