@@ -545,21 +545,34 @@ fn single_thread_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .context("cannot start an async runtime")
 }
 
+/// How long quitting waits for the agent to record where its turn ended.
+const AGENT_SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
 /// The thread that drives the agent's runtime while the terminal UI runs on its own.
-/// Dropping it stops the runtime (its tasks are dropped) and waits for the thread.
+/// Dropping it asks the agent to shut down (the UI may have asked already, or left on
+/// an error without asking), gives it up to [`AGENT_SHUTDOWN_GRACE`] to record where
+/// its turn ended, then stops the runtime (the tasks left are dropped) and waits for
+/// the thread.
 struct AgentThread {
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl AgentThread {
-    fn spawn(runtime: tokio::runtime::Runtime) -> anyhow::Result<AgentThread> {
+    fn spawn(
+        runtime: tokio::runtime::Runtime,
+        agent: duet::agent::AgentHandle,
+    ) -> anyhow::Result<AgentThread> {
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("duet-agent".into())
             .spawn(move || {
-                // Either a stop or its sender dropped: both mean the UI is done.
-                let _ = runtime.block_on(stopped);
+                runtime.block_on(async {
+                    // Either a stop or its sender dropped: both mean the UI is done.
+                    let _ = stopped.await;
+                    let _ = agent.send(duet::agent::Command::Shutdown);
+                    let _ = tokio::time::timeout(AGENT_SHUTDOWN_GRACE, agent.stopped()).await;
+                });
             })
             .context("cannot start the agent's thread")?;
         Ok(AgentThread {
@@ -758,7 +771,7 @@ fn run_tui(
         let _entered = agent_runtime.enter();
         start_agent(settings, client, paths, workspace.clone(), session)?
     };
-    let _agent_thread = AgentThread::spawn(agent_runtime)?;
+    let _agent_thread = AgentThread::spawn(agent_runtime, handle.clone())?;
     single_thread_runtime()?.block_on(async {
         let options = duet::tui::TuiOptions {
             screen: Screen {

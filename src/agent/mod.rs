@@ -101,6 +101,12 @@ impl AgentHandle {
         self.commands.send(command).map_err(|_| AgentGone)
     }
 
+    /// Resolves once the agent has stopped: after a [`Command::Shutdown`] it has recorded
+    /// where its turn ended.
+    pub async fn stopped(&self) {
+        self.commands.closed().await;
+    }
+
     /// A handle with no agent behind it: its commands arrive on the returned receiver.
     /// For testing front ends without a model.
     pub fn detached() -> (AgentHandle, mpsc::UnboundedReceiver<Command>) {

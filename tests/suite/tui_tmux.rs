@@ -389,6 +389,60 @@ async fn settled_screen(tmux: &Tmux) -> String {
     }
 }
 
+/// Quitting while a command runs (one that ignores Ctrl-C): the agent is given the
+/// moment it needs to record the call's result and the end of the turn, so the session
+/// keeps a result for every call.
+#[tokio::test]
+async fn quitting_while_a_command_runs_keeps_its_result_in_the_session() {
+    let script = r#"
+[[turn]]
+blocks = [{ tool = "shell", args = '{"command": "trap \"\" INT; echo stubborn-started; sleep 30"}' }]
+
+[[turn]]
+blocks = [{ text = "Not reached." }]
+"#;
+    let server = ScriptedServer::start(Script::from_toml(script).unwrap()).await;
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let home = tempfile::tempdir().unwrap();
+    let command = duet_command(&server, home.path(), "--approval auto");
+    let Some(tmux) = Tmux::start(&command, repo.path()) else {
+        return;
+    };
+    tmux.wait_for_screen("Ask duet").await;
+    tmux.type_text("run it");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_screen("stubborn-started").await;
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    let deadline = Instant::now() + SCREEN_WAIT;
+    while tmux
+        .cmd()
+        .args(["has-session", "-t", "duet"])
+        .status()
+        .unwrap()
+        .success()
+    {
+        assert!(Instant::now() < deadline, "duet did not quit");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let session = session_text(&home.path().join("state")).await;
+    let records: Vec<serde_json::Value> = session
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let kinds: Vec<&str> = records
+        .iter()
+        .filter_map(|record| record["kind"].as_str())
+        .collect();
+    assert_eq!(
+        kinds.iter().filter(|kind| **kind == "tool_result").count(),
+        1,
+        "{session}"
+    );
+    assert_eq!(kinds.last(), Some(&"turn_end"), "{session}");
+    server.assert_no_violations();
+}
+
 #[tokio::test]
 async fn what_the_user_saves_in_their_editor_becomes_the_change() {
     let server = ScriptedServer::start(Script::load("edit_two_places")).await;
