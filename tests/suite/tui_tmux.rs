@@ -115,6 +115,21 @@ impl Tmux {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
+
+    /// Waits until the program in the pane has exited (tmux then ends the session).
+    async fn wait_for_exit(&self) {
+        let deadline = Instant::now() + SCREEN_WAIT;
+        while self
+            .cmd()
+            .args(["has-session", "-t", "duet"])
+            .status()
+            .expect("tmux has-session")
+            .success()
+        {
+            assert!(Instant::now() < deadline, "the program never exited");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
 }
 
 impl Drop for Tmux {
@@ -414,17 +429,7 @@ blocks = [{ text = "Not reached." }]
     tmux.wait_for_screen("stubborn-started").await;
     tmux.keys(&["C-c"]);
     tmux.keys(&["C-c"]);
-    let deadline = Instant::now() + SCREEN_WAIT;
-    while tmux
-        .cmd()
-        .args(["has-session", "-t", "duet"])
-        .status()
-        .unwrap()
-        .success()
-    {
-        assert!(Instant::now() < deadline, "duet did not quit");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    tmux.wait_for_exit().await;
     let session = session_text(&home.path().join("state")).await;
     let records: Vec<serde_json::Value> = session
         .lines()
