@@ -114,6 +114,12 @@ async fn writes_stay_in_the_workspace_and_temp_dir() {
     let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
     // Under the target directory, so outside both the workspace and the temp dir.
     let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    assert!(
+        !outside.path().starts_with(std::env::temp_dir()),
+        "this test needs the target directory outside the temp dir (the sandbox lets \
+         commands write there), but it is {}: set CARGO_TARGET_DIR elsewhere",
+        env!("CARGO_TARGET_TMPDIR")
+    );
     let temp_file = tempfile::NamedTempFile::new().unwrap();
     let confined = shell(repo.path(), true);
     let protections = confined.protections().await;
