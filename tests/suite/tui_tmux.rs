@@ -73,13 +73,15 @@ impl Tmux {
         assert!(status.success());
     }
 
-    fn type_text(&self, text: &str) {
+    /// Types `text` as the user would, then presses Enter.
+    fn type_line(&self, text: &str) {
         let status = self
             .cmd()
             .args(["send-keys", "-t", "duet", "-l", text])
             .status()
             .expect("send-keys -l");
         assert!(status.success());
+        self.keys(&["Enter"]);
     }
 
     fn screen(&self) -> String {
@@ -224,15 +226,13 @@ async fn review_a_hunk_with_a_reason_then_interrupt_and_steer() {
     };
 
     tmux.wait_for_screen("ask").await;
-    tmux.type_text("shout foo");
-    tmux.keys(&["Enter"]);
+    tmux.type_line("shout foo");
     tmux.wait_for_screen("FOO").await;
     // Second hunk: reject it, with a reason; the first stays accepted.
     tmux.keys(&["j"]);
     tmux.keys(&["Space"]);
     tmux.keys(&["r"]);
-    tmux.type_text("keep the footer quiet");
-    tmux.keys(&["Enter"]);
+    tmux.type_line("keep the footer quiet");
     tmux.wait_for_screen("Applied what you accepted.").await;
 
     let expected = original.replacen("line 2 foo", "line 2 FOO", 1);
@@ -244,14 +244,12 @@ async fn review_a_hunk_with_a_reason_then_interrupt_and_steer() {
         result.content
     );
 
-    tmux.type_text("now the long one");
-    tmux.keys(&["Enter"]);
+    tmux.type_line("now the long one");
     server.wait_for_gate("long").await;
     tmux.wait_for_screen("this will take a while").await;
     tmux.keys(&["Escape"]);
     tmux.wait_for_screen("interrupted").await;
-    tmux.type_text("please focus on b.txt");
-    tmux.keys(&["Enter"]);
+    tmux.type_line("please focus on b.txt");
     wait_for_requests(&server, 4).await;
     tmux.wait_for_screen("Focusing on b.txt now.").await;
     let steer = last_user_text(&server.requests()[3]);
@@ -277,8 +275,7 @@ async fn a_resumed_session_shows_its_conversation_and_continues_it() {
     let screen = tmux.wait_for_screen("resumed session").await;
     assert!(screen.contains("› first task"), "{screen}");
     assert!(screen.contains("The first answer."), "{screen}");
-    tmux.type_text("second task");
-    tmux.keys(&["Enter"]);
+    tmux.type_line("second task");
     tmux.wait_for_screen("The second answer.").await;
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
@@ -302,8 +299,7 @@ async fn inline_mode_leaves_the_conversation_in_the_terminal_scrollback() {
         return;
     };
     tmux.wait_for_screen("ASK").await;
-    tmux.type_text("say hello");
-    tmux.keys(&["Enter"]);
+    tmux.type_line("say hello");
     tmux.wait_for_screen("Streaming works.").await;
     tmux.keys(&["C-c"]);
     tmux.keys(&["C-c"]);
@@ -348,8 +344,7 @@ async fn a_streamed_answer_that_scrolls_leaves_the_screen_as_a_full_redraw_draws
         return;
     };
     tmux.wait_for_screen("Ask duet").await;
-    tmux.type_text("explain the module");
-    tmux.keys(&["Enter"]);
+    tmux.type_line("explain the module");
     tmux.wait_for_screen("That is all of it.").await;
     let streamed = settled_screen(&tmux).await;
     assert!(
@@ -424,8 +419,7 @@ blocks = [{ text = "Not reached." }]
         return;
     };
     tmux.wait_for_screen("Ask duet").await;
-    tmux.type_text("run it");
-    tmux.keys(&["Enter"]);
+    tmux.type_line("run it");
     tmux.wait_for_screen("stubborn-started").await;
     tmux.keys(&["C-c"]);
     tmux.keys(&["C-c"]);
@@ -478,8 +472,7 @@ async fn what_the_user_saves_in_their_editor_becomes_the_change() {
         return;
     };
     tmux.wait_for_screen("ASK").await;
-    tmux.type_text("shout foo");
-    tmux.keys(&["Enter"]);
+    tmux.type_line("shout foo");
     tmux.wait_for_screen("FOO").await;
     tmux.keys(&["e"]);
     tmux.wait_for_screen("Noted which part landed.").await;
@@ -564,8 +557,7 @@ async fn the_demo_runs_to_its_end_with_the_users_choices() {
     assert!(screen.contains("+def median(values):"), "{screen}");
 
     tmux.wait_for_screen("Demo hint").await;
-    tmux.type_text("also add a docstring");
-    tmux.keys(&["Enter"]);
+    tmux.type_line("also add a docstring");
     let screen = tmux.wait_for_screen("End of the").await;
     assert!(screen.contains("› also add a docstring"), "{screen}");
     let steered = screen.find("› also add a docstring");
