@@ -13,8 +13,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use duet::config::{self, ConfigError, FileConfig, Flags, Paths};
-use duet::shell::sandbox::{NetworkIsolation, Protections, WriteLimits};
-use duet::shell::{Shell, ShellConfig};
+use duet::policy::ProtectedPaths;
+use duet::shell::ShellConfig;
+use duet::shell::environment::EnvironmentPolicy;
+use duet::shell::sandbox::{NetworkIsolation, Protections, Sandbox, WriteLimits};
 
 /// How a line of the report reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,7 +59,9 @@ fn check(status: Status, label: &'static str, detail: impl Into<String>) -> Chec
 /// Runs every check, prints the report, and fails when duet could not run.
 pub fn run(flags: &Flags, workspace: &Path) -> ExitCode {
     let checks = gather(flags, workspace);
-    print!("{}", render(&checks));
+    // Paths and probe output are quoted in the report: no escape sequence in them
+    // reaches the terminal.
+    print!("{}", duet::terminal_text::sanitize(&render(&checks)));
     if checks.iter().any(|check| check.status == Status::Fail) {
         ExitCode::from(1)
     } else {
@@ -82,13 +86,13 @@ fn gather(flags: &Flags, workspace: &Path) -> Vec<Check> {
         }
         Err(error) => {
             checks.push(check(Status::Fail, "model", error.to_string()));
-            config::resolve_shell(&file, &env)
+            config::resolve_shell(&file, &env, &paths)
         }
     };
     checks.push(state_dir(&paths.state_dir));
     checks.extend(programs());
     match shell {
-        Ok(shell) => checks.extend(protections(shell, workspace)),
+        Ok(shell) => checks.extend(protections(shell, file.policy.protected.clone(), workspace)),
         Err(error) => checks.push(check(Status::Fail, "sandbox", error.to_string())),
     }
     checks
@@ -230,14 +234,20 @@ fn version_of(program: &Path, flag: impl AsRef<OsStr>) -> Option<String> {
         .map(str::to_string)
 }
 
-/// What the shell would be protected by in `workspace`, found by running the sandbox
-/// launcher the way a session does.
-fn protections(shell: ShellConfig, workspace: &Path) -> Vec<Check> {
+/// What programs would be protected by in `workspace`, found by running the sandbox
+/// launcher the way a session does, with the config's protected paths.
+fn protections(shell: ShellConfig, protected: ProtectedPaths, workspace: &Path) -> Vec<Check> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build();
+    let sandbox = Sandbox::new(
+        workspace,
+        shell.sandbox.clone(),
+        protected,
+        &EnvironmentPolicy::from_filter(&shell.secrets),
+    );
     let protections = match runtime {
-        Ok(runtime) => runtime.block_on(Shell::new(workspace, shell).protections()),
+        Ok(runtime) => runtime.block_on(sandbox.protections()),
         Err(error) => {
             return vec![check(
                 Status::Fail,
@@ -249,24 +259,87 @@ fn protections(shell: ShellConfig, workspace: &Path) -> Vec<Check> {
     protection_checks(&protections)
 }
 
+/// One line per layer: ok when applied; when missing, a failure if that stops
+/// commands, else a warning. A sandbox missing everything for one reason is one line.
 fn protection_checks(protections: &Protections) -> Vec<Check> {
-    let network = match &protections.network {
-        NetworkIsolation::Isolated { .. } => Status::Ok,
-        NetworkIsolation::Open { .. } => Status::Warn,
+    let mut checks = Vec::new();
+    if let Some(refused) = &protections.refused {
+        checks.push(check(
+            Status::Fail,
+            "sandbox",
+            format!(
+                "commands cannot run: {refused}\n(`[sandbox] accept_missing` in the config file \
+                 lets them run without those layers)"
+            ),
+        ));
+    }
+    let missing = if protections.refused.is_some() {
+        Status::Fail
+    } else {
+        Status::Warn
     };
-    let writes = match &protections.writes {
-        WriteLimits::Landlock { .. } => Status::Ok,
-        WriteLimits::Unlimited { .. } => Status::Warn,
-    };
-    let secrets = match protections.secrets_scrubbed {
-        1 => "1 variable that looks like a credential is hidden from the shell".to_string(),
-        count => format!("{count} variables that look like credentials are hidden from the shell"),
-    };
-    vec![
-        check(network, "network", protections.network.to_string()),
-        check(writes, "writes", protections.writes.to_string()),
-        check(Status::Ok, "secrets", secrets),
-    ]
+    let confinement = &protections.confinement;
+    let gaps = protections.gaps();
+    if let [only] = gaps.as_slice()
+        && only.starts_with("no sandbox: ")
+    {
+        checks.push(check(missing, "sandbox", only.clone()));
+    } else {
+        let layer = |applied: bool, label: &'static str, text: String| {
+            check(if applied { Status::Ok } else { missing }, label, text)
+        };
+        checks.extend([
+            layer(
+                confinement.namespaces.is_applied(),
+                "namespaces",
+                confinement.namespaces.to_string(),
+            ),
+            check(
+                match confinement.network {
+                    NetworkIsolation::Isolated { .. } => Status::Ok,
+                    NetworkIsolation::Allowed => Status::Warn,
+                    NetworkIsolation::Open { .. } => missing,
+                },
+                "network",
+                confinement.network.to_string(),
+            ),
+            layer(
+                matches!(confinement.writes, WriteLimits::Landlock { .. }),
+                "writes",
+                confinement.writes.to_string(),
+            ),
+            layer(
+                confinement.protected.is_applied(),
+                "protected",
+                confinement.protected.to_string(),
+            ),
+            layer(
+                confinement.credentials.is_applied(),
+                "credentials",
+                confinement.credentials.to_string(),
+            ),
+            layer(
+                confinement.capabilities.is_applied(),
+                "capabilities",
+                confinement.capabilities.to_string(),
+            ),
+            layer(
+                confinement.syscalls.is_applied(),
+                "syscalls",
+                confinement.syscalls.to_string(),
+            ),
+        ]);
+    }
+    checks.push(check(
+        Status::Ok,
+        "environment",
+        format!(
+            "an allow-list: {} inherited variables passed, {} withheld \
+             (`[shell] keep_env` passes more)",
+            protections.environment_passed, protections.environment_withheld
+        ),
+    ));
+    checks
 }
 
 /// One line per check: status tag, label, detail, in aligned columns. A detail of
@@ -294,6 +367,8 @@ fn render(checks: &[Check]) -> String {
 #[cfg(test)]
 mod tests {
     use pretty_assertions::assert_eq;
+
+    use duet::shell::sandbox::{Confinement, Layer};
 
     use super::*;
 
@@ -325,29 +400,77 @@ mod tests {
         );
     }
 
+    fn protections(refused: Option<&str>) -> Protections {
+        let mut confinement = Confinement::none("unused");
+        confinement.namespaces = Layer::applied("user, mount, process namespaces");
+        confinement.network = NetworkIsolation::Open {
+            why: "user namespaces are off".into(),
+        };
+        confinement.writes = WriteLimits::Landlock { abi: 5 };
+        confinement.capabilities = Layer::applied("none left");
+        confinement.syscalls = Layer::missing("no filter for this architecture");
+        confinement.protected = Layer::applied("2 paths read-only");
+        confinement.credentials = Layer::applied("3 credential paths hidden");
+        Protections {
+            confinement,
+            refused: refused.map(str::to_string),
+            environment_passed: 12,
+            environment_withheld: 30,
+        }
+    }
+
+    fn status_of<'a>(checks: &'a [Check], label: &str) -> &'a Check {
+        checks
+            .iter()
+            .find(|check| check.label == label)
+            .unwrap_or_else(|| panic!("no {label} check"))
+    }
+
     #[test]
-    fn inactive_protections_are_warnings_with_their_reason() {
+    fn accepted_missing_layers_are_warnings_with_their_reason() {
+        let checks = protection_checks(&protections(None));
+        let network = status_of(&checks, "network");
+        assert_eq!(network.status, Status::Warn);
+        assert_eq!(network.detail, "open: user namespaces are off");
+        assert_eq!(status_of(&checks, "syscalls").status, Status::Warn);
+        assert_eq!(status_of(&checks, "writes").status, Status::Ok);
+        assert!(
+            status_of(&checks, "writes")
+                .detail
+                .contains("Landlock ABI 5")
+        );
+        assert_eq!(status_of(&checks, "protected").status, Status::Ok);
+        let environment = &status_of(&checks, "environment").detail;
+        assert!(
+            environment.contains("12 inherited variables passed, 30 withheld"),
+            "{environment}"
+        );
+    }
+
+    #[test]
+    fn a_sandbox_that_refuses_fails_and_says_how_to_accept() {
+        let checks = protection_checks(&protections(Some("syscalls: no filter")));
+        let sandbox = status_of(&checks, "sandbox");
+        assert_eq!(sandbox.status, Status::Fail);
+        assert!(
+            sandbox.detail.contains("accept_missing"),
+            "{}",
+            sandbox.detail
+        );
+        assert_eq!(status_of(&checks, "syscalls").status, Status::Fail);
+    }
+
+    #[test]
+    fn a_sandbox_turned_off_is_one_line() {
         let protections = Protections {
-            network: NetworkIsolation::Open {
-                why: "user namespaces are off".into(),
-            },
-            writes: WriteLimits::Landlock { abi: 5 },
-            secrets_scrubbed: 2,
+            confinement: Confinement::none("turned off"),
+            refused: None,
+            environment_passed: 1,
+            environment_withheld: 0,
         };
         let checks = protection_checks(&protections);
-        assert_eq!(checks[0].status, Status::Warn);
-        assert_eq!(checks[0].detail, "open: user namespaces are off");
-        assert_eq!(checks[1].status, Status::Ok);
-        assert!(
-            checks[1].detail.contains("Landlock ABI 5"),
-            "{}",
-            checks[1].detail
-        );
-        assert!(
-            checks[2].detail.starts_with("2 variables"),
-            "{}",
-            checks[2].detail
-        );
+        assert_eq!(checks.len(), 2);
+        assert_eq!(checks[0].detail, "no sandbox: turned off");
     }
 
     #[test]

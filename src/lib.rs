@@ -4,10 +4,13 @@
 //! [`eval`], which runs `duet exec` as child processes) →
 //! [`agent`] → the leaves ([`provider`], [`tools`], [`mcp`], [`shell`], [`lint`], [`policy`],
 //! [`diff`], [`git`], [`config`], [`session`]). No leaf imports `agent` or a front end.
-//! [`pathglob`] and [`process_group`] are small utilities the leaves share; `fuzzing`
-//! holds the entry points of the fuzz targets under `fuzz/`.
+//! [`pathglob`], [`process_group`] and [`terminal_text`] are small utilities the leaves
+//! and front ends share, and [`beneath`] is the one way duet itself opens, writes and
+//! removes files in the workspace; `fuzzing` holds the entry points of the fuzz
+//! targets under `fuzz/`.
 
 pub mod agent;
+pub mod beneath;
 pub mod config;
 pub mod diff;
 pub mod eval;
@@ -23,5 +26,6 @@ pub mod process_group;
 pub mod provider;
 pub mod session;
 pub mod shell;
+pub mod terminal_text;
 pub mod tools;
 pub mod tui;

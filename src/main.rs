@@ -188,6 +188,12 @@ fn main() -> ExitCode {
     {
         return run_launcher(&LauncherCli::parse_from(std::env::args_os().skip(1)).args);
     }
+    // No process of the same user may read duet's memory or environment (its API key)
+    // through /proc or ptrace; programs it starts are dumpable again after their exec.
+    #[cfg(target_os = "linux")]
+    if let Err(error) = nix::sys::prctl::set_dumpable(false) {
+        eprintln!("duet: cannot protect its own memory from other processes: {error}");
+    }
     let cli = Cli::parse();
     let (paths, workspace) = match locate(&cli) {
         Ok(located) => located,
@@ -199,7 +205,7 @@ fn main() -> ExitCode {
         // Needs no configured model: it reports what is missing instead.
         Some(Subcmd::Doctor) => doctor::run(&flags(&cli), &workspace),
         // Each case's `duet exec` resolves the settings itself, from the same sources.
-        Some(Subcmd::Eval(args)) => run_eval(&cli, args, &workspace),
+        Some(Subcmd::Eval(args)) => run_eval(&cli, args, &paths, &workspace),
         Some(Subcmd::Mcp {
             command: McpCommand::List,
         }) => finish(mcp_list::run(&paths, &workspace)),
@@ -230,7 +236,7 @@ fn main() -> ExitCode {
             let prepared = exec_task(task, resume).and_then(|(task, resume)| {
                 let settings = resolve_settings(&cli, &paths, &workspace, &mut problems);
                 for problem in &problems {
-                    eprintln!("duet: {problem}");
+                    eprintln!("duet: {}", shown(problem));
                 }
                 let settings = settings?;
                 let client = model_client(&cli, &settings)?;
@@ -300,7 +306,7 @@ fn main() -> ExitCode {
                 Ok(prepared) => prepared,
                 Err(error) => {
                     for problem in &problems {
-                        eprintln!("duet: {problem}");
+                        eprintln!("duet: {}", shown(problem));
                     }
                     return setup_error(&error);
                 }
@@ -320,9 +326,9 @@ fn main() -> ExitCode {
 
 fn run_launcher(args: &LauncherArgs) -> ExitCode {
     match launcher::run(args) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(status) => ExitCode::from(status),
         Err(error) => {
-            eprintln!("duet {}: {error}", launcher::SUBCOMMAND);
+            eprintln!("duet {}: {}", launcher::SUBCOMMAND, shown(error));
             // What shells use for "found but could not run".
             ExitCode::from(126)
         }
@@ -331,7 +337,7 @@ fn run_launcher(args: &LauncherArgs) -> ExitCode {
 
 /// Reports a problem the user must fix (usage or configuration): exit status 2.
 fn usage_error(error: &anyhow::Error) -> ExitCode {
-    eprintln!("duet: {error:#}");
+    eprintln!("duet: {}", shown(format_args!("{error:#}")));
     ExitCode::from(2)
 }
 
@@ -347,9 +353,13 @@ fn setup_error(error: &anyhow::Error) -> ExitCode {
             probe::PROBE_DEADLINE,
         ))
     });
+    // The model names come from whatever answers on the local ports.
     eprintln!(
         "duet: {}",
-        config::init::nothing_configured(config_file, &found.unwrap_or_default())
+        shown(config::init::nothing_configured(
+            config_file,
+            &found.unwrap_or_default()
+        ))
     );
     ExitCode::from(2)
 }
@@ -397,9 +407,16 @@ fn run_config(action: &ConfigAction, paths: &Paths) -> ExitCode {
 
 fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
     result.unwrap_or_else(|error| {
-        eprintln!("duet: {error:#}");
+        eprintln!("duet: {}", shown(format_args!("{error:#}")));
         ExitCode::from(1)
     })
+}
+
+/// `text` as it may go to a terminal: errors and listings quote file names, config
+/// values, session files and servers' answers, none of which may carry an escape
+/// sequence to the user's terminal.
+fn shown(text: impl std::fmt::Display) -> String {
+    duet::terminal_text::sanitize(&text.to_string()).into_owned()
 }
 
 fn color_allowed() -> bool {
@@ -688,7 +705,7 @@ fn print_sessions(paths: &Paths, workspace: &Path, all: bool) -> anyhow::Result<
         listing = listing.in_workspace(workspace);
     }
     for error in &listing.unreadable {
-        eprintln!("duet: skipped {error}");
+        eprintln!("duet: skipped {}", shown(error));
     }
     if listing.sessions.is_empty() {
         let scope = if all {
@@ -696,12 +713,12 @@ fn print_sessions(paths: &Paths, workspace: &Path, all: bool) -> anyhow::Result<
         } else {
             format!(
                 "in {} (`duet sessions --all` lists every workspace's)",
-                workspace.display()
+                shown(workspace.display())
             )
         };
         println!("No sessions {scope}.");
     } else {
-        print!("{}", session::table(&listing.sessions));
+        print!("{}", shown(session::table(&listing.sessions)));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -813,7 +830,7 @@ fn run_exec(
 
 /// `duet eval`: 0 when every case ran (resolved or not), 2 for a bad cases file, 1
 /// when the eval itself failed. Relative paths start at `-C DIR` when given.
-fn run_eval(cli: &Cli, args: &duet::eval::EvalArgs, dir: &Path) -> ExitCode {
+fn run_eval(cli: &Cli, args: &duet::eval::EvalArgs, paths: &Paths, dir: &Path) -> ExitCode {
     let args = duet::eval::EvalArgs {
         cases: dir.join(&args.cases),
         out: dir.join(&args.out),
@@ -827,11 +844,19 @@ fn run_eval(cli: &Cli, args: &duet::eval::EvalArgs, dir: &Path) -> ExitCode {
             )));
         }
     };
+    // The sandbox the cases' done commands run in: the user's `[shell]` and `[sandbox]`.
+    let shell = config::load_file(&paths.config_file)
+        .and_then(|file| config::resolve_shell(&file, &|name| std::env::var(name).ok(), paths));
+    let shell = match shell {
+        Ok(shell) => shell,
+        Err(error) => return usage_error(&error.into()),
+    };
     let result = runtime().and_then(|runtime| {
         runtime.block_on(async {
             let mut stdout = std::io::stdout().lock();
             let mut stderr = std::io::stderr();
-            Ok(duet::eval::run(&args, exe, eval_global_args(cli), &mut stdout, &mut stderr).await)
+            let global_args = eval_global_args(cli);
+            Ok(duet::eval::run(&args, exe, global_args, &shell, &mut stdout, &mut stderr).await)
         })
     });
     match result {
@@ -967,7 +992,42 @@ fn init_logging(paths: &Paths) -> Option<()> {
         .with_writer(std::sync::Mutex::new(file))
         .with_ansi(false)
         .try_init()
-        .ok()
+        .ok()?;
+    log_panics();
+    Some(())
+}
+
+/// Every panic goes to the log as well (its message, where it happened and a
+/// backtrace), then to the hook before this one, which prints it. A tool that crashes
+/// is reported to the model as "a bug in duet, logged": this makes that true in every
+/// front end. (The terminal UI installs its own hook over this one, which logs other
+/// threads' panics itself.)
+fn log_panics() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        log_panic(info);
+        previous(info);
+    }));
+}
+
+fn log_panic(info: &std::panic::PanicHookInfo<'_>) {
+    let location = info
+        .location()
+        .map_or_else(|| "an unknown place".to_string(), ToString::to_string);
+    let payload = info.payload();
+    let message = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(a panic without a message)");
+    let thread = std::thread::current();
+    tracing::error!(
+        target: "duet::panic",
+        thread = thread.name().unwrap_or("unnamed"),
+        %location,
+        "panicked at {location}: {message}\n{}",
+        std::backtrace::Backtrace::force_capture()
+    );
 }
 
 #[cfg(test)]
@@ -982,6 +1042,47 @@ mod tests {
         match cli.command {
             Some(Subcmd::Exec { task, resume, .. }) => exec_task(task, resume),
             other => panic!("not exec: {other:?}"),
+        }
+    }
+
+    /// What a subscriber wrote, shared with the test.
+    #[derive(Clone, Default)]
+    struct CapturedLog(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for CapturedLog {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_panic_is_logged_with_its_message_and_place() {
+        let log = CapturedLog::default();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer({
+                let log = log.clone();
+                move || log.clone()
+            })
+            .with_ansi(false)
+            .finish();
+        log_panics();
+        let line = line!() + 2;
+        tracing::subscriber::with_default(subscriber, || {
+            let _ = std::panic::catch_unwind(|| panic!("deliberate test panic {}", 42));
+        });
+        let text = String::from_utf8_lossy(&log.0.lock().unwrap()).into_owned();
+        for needle in [
+            "ERROR".to_string(),
+            "duet::panic".to_string(),
+            "deliberate test panic 42".to_string(),
+            format!("src/main.rs:{line}"),
+        ] {
+            assert!(text.contains(&needle), "{needle:?} not in the log:\n{text}");
         }
     }
 

@@ -52,7 +52,9 @@ pub fn run(paths: &Paths, workspace: &Path) -> anyhow::Result<ExitCode> {
     for (server, finding) in config.servers.iter().zip(&findings) {
         describe(&mut report, server, finding);
     }
-    print!("{report}");
+    // Servers' names, tools and errors are theirs to word: no escape sequence of theirs
+    // reaches the terminal.
+    print!("{}", duet::terminal_text::sanitize(&report));
     let failed = findings.iter().any(|f| matches!(f, Finding::Failed(_)));
     Ok(if failed {
         ExitCode::FAILURE

@@ -175,11 +175,13 @@ fn view_of(action: &Action, assessment: &Assessment) -> ApprovalView {
     match action {
         Action::WriteFile {
             display,
+            requested,
             before,
             after,
             ..
         } => ApprovalView::Edit {
             path: display.clone(),
+            requested: requested.clone(),
             before: before.clone(),
             after: after.clone(),
             diff: diff::unified(display, before.as_deref(), after),
@@ -276,6 +278,7 @@ mod tests {
             action: Action::WriteFile {
                 path: Path::new(ROOT).join(path),
                 display: path.into(),
+                requested: None,
                 before: Some("old\n".into()),
                 after: "new\n".into(),
             },
@@ -319,7 +322,7 @@ mod tests {
         let (desk, mut rx) = desk(ApprovalMode::Auto);
         tokio::spawn({
             let desk = Arc::clone(&desk);
-            async move { desk.decide(run("c1", "cargo test && rm -rf target")).await }
+            async move { desk.decide(run("c1", "git status && rm -rf target")).await }
         });
         let (_, why, view) = next_needed(&mut rx).await;
         assert_eq!(
@@ -330,7 +333,7 @@ mod tests {
         assert_eq!(
             view,
             ApprovalView::Command {
-                command: "cargo test && rm -rf target".into(),
+                command: "git status && rm -rf target".into(),
                 cwd: "./".into(),
                 class: CommandClass::Destructive,
                 reasons: vec![Reason {
@@ -347,7 +350,7 @@ mod tests {
     async fn read_only_commands_run_without_asking_in_ask_mode() {
         let (desk, mut rx) = desk(ApprovalMode::Ask);
         assert_eq!(
-            desk.decide(run("c1", "cargo test")).await,
+            desk.decide(run("c1", "git status")).await,
             Decision::Approve
         );
         assert_eq!(

@@ -56,6 +56,8 @@ pub(crate) struct Undone {
     pub(crate) files: Vec<String>,
     /// The restored files, absolute.
     pub(crate) paths: Vec<PathBuf>,
+    /// The files left as they are, workspace-relative, each with why.
+    pub(crate) not_restored: Vec<(String, String)>,
 }
 
 pub(crate) struct Checkpoints {
@@ -168,17 +170,24 @@ impl Checkpoints {
         let undone = tokio::task::spawn_blocking(move || store.undo(&pairs))
             .await
             .map_err(|error| format!("Undo stopped unexpectedly: {error}"))?;
-        let restored = undone.map_err(|error| self.explain_undo_failure(error))?;
+        let report = undone.map_err(|error| self.explain_undo_failure(error))?;
         state.undoable.truncate(first);
         turns.reverse();
-        let paths: Vec<PathBuf> = restored
+        let paths: Vec<PathBuf> = report
+            .restored
             .iter()
             .map(|rel| self.workspace.root().join(rel))
+            .collect();
+        let not_restored = report
+            .not_restored
+            .into_iter()
+            .map(|(rel, why)| (self.display(&self.workspace.root().join(rel)), why))
             .collect();
         Ok(Undone {
             turns,
             files: paths.iter().map(|path| self.display(path)).collect(),
             paths,
+            not_restored,
         })
     }
 
@@ -193,6 +202,25 @@ impl Checkpoints {
                     "Nothing was undone: {} changed after duet's turn, and undoing would \
                      overwrite those changes. Revert them yourself first, or keep them.",
                     names.join(", ")
+                )
+            }
+            CheckpointError::ThroughLink { paths } => {
+                let names: Vec<String> = paths
+                    .iter()
+                    .map(|(rel, link)| {
+                        format!(
+                            "{} (through `{}`)",
+                            self.display(&self.workspace.root().join(rel)),
+                            self.display(&self.workspace.root().join(link))
+                        )
+                    })
+                    .collect();
+                format!(
+                    "Nothing was undone: {} now {} through a symbolic link made after duet's \
+                     turn, and undo never reads, writes or deletes through links. Remove the \
+                     link (or put the directory back), then undo again.",
+                    names.join(", "),
+                    if paths.len() == 1 { "leads" } else { "lead" }
                 )
             }
             other => format!("Undo failed: {other}"),

@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::beneath::Root;
 use crate::git;
 
 /// The base system prompt, shipped in `assets/`.
@@ -46,10 +47,18 @@ pub(crate) fn load_instructions(workspace: &Path) -> Instructions {
         "# Project instructions\n\nThe project you are working in keeps these instructions \
          for you. Follow them; where they conflict, the one nearer the working directory wins.\n",
     );
+    // Read through a handle of the top directory: an instruction file may link to
+    // another one inside it (`AGENTS.md` → `CLAUDE.md`), never to anything outside
+    // (`~/.aws/credentials` would otherwise go to the model in the system prompt).
+    let top_handle = Root::open(&top).ok();
     for dir in dirs {
         for name in INSTRUCTION_FILES {
             let path = dir.join(name);
-            let Ok(bytes) = std::fs::read(&path) else {
+            let Some(bytes) = top_handle
+                .as_ref()
+                .zip(path.strip_prefix(&top).ok())
+                .and_then(|(root, relative)| read_instruction(root, relative))
+            else {
                 continue;
             };
             let shown = path
@@ -65,6 +74,23 @@ pub(crate) fn load_instructions(workspace: &Path) -> Instructions {
         instructions.text = Some(text);
     }
     instructions
+}
+
+/// The instruction file at `relative` below `root`, if there is one that stays inside.
+fn read_instruction(root: &Root, relative: &Path) -> Option<Vec<u8>> {
+    match root.open_file_following_inside(relative) {
+        Ok((mut file, _)) => {
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut file, &mut bytes).ok()?;
+            Some(bytes)
+        }
+        Err(error) => {
+            if !error.is_not_found() {
+                tracing::warn!(%error, "instruction file not read");
+            }
+            None
+        }
+    }
 }
 
 fn clip_instruction(bytes: &[u8]) -> String {
@@ -153,6 +179,34 @@ mod tests {
         let inner = text.find("Never touch generated.rs.").unwrap();
         assert!(outer < inner, "outermost first:\n{text}");
         assert!(text.contains("## crates/core/AGENTS.md"), "{text}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_instruction_file_may_link_inside_the_project_but_never_outside() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        git2::Repository::init(&root).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let secret = outside.path().join("credentials");
+        std::fs::write(&secret, "aws_secret_access_key = canary\n").unwrap();
+        std::fs::write(root.join("CLAUDE.md"), "Run `cargo test`.\n").unwrap();
+        std::os::unix::fs::symlink("CLAUDE.md", root.join("AGENTS.md")).unwrap();
+        let sub = root.join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        std::os::unix::fs::symlink(&secret, sub.join("CLAUDE.md")).unwrap();
+        std::os::unix::fs::symlink(
+            "../../../../../../../../../../../etc/hostname",
+            sub.join("AGENTS.md"),
+        )
+        .unwrap();
+
+        let found = load_instructions(&sub);
+        let text = found.text.unwrap_or_default();
+        assert!(!text.contains("canary"), "{text}");
+        assert!(!found.files.contains(&sub.join("CLAUDE.md")));
+        assert!(!found.files.contains(&sub.join("AGENTS.md")));
+        assert!(text.contains("Run `cargo test`."), "{text}");
     }
 
     #[test]

@@ -42,6 +42,8 @@ use crate::mcp::{McpHub, ServerConfig, StateChange};
 use crate::policy::{ApprovalMode, GitIndex, Policy, PolicyConfig};
 use crate::provider::{ModelClient, RetryPolicy, Usage};
 use crate::session::{Session, SessionWriter};
+use crate::shell::environment::EnvironmentPolicy;
+use crate::shell::sandbox::Sandbox;
 use crate::shell::{Shell, ShellConfig};
 use crate::tools::{OutputSink, ReadLedger, Registry, ToolCtx, Workspace};
 
@@ -89,6 +91,9 @@ pub struct AgentSetup {
 #[derive(Clone, Debug)]
 pub struct AgentHandle {
     commands: mpsc::UnboundedSender<Command>,
+    /// The sandbox the agent's shell and checks run in, for the front end's own runs
+    /// of project code (`duet exec --done`); `None` for a detached handle.
+    sandbox: Option<Arc<Sandbox>>,
 }
 
 /// The agent task has ended; commands can no longer be delivered.
@@ -107,11 +112,22 @@ impl AgentHandle {
         self.commands.closed().await;
     }
 
+    /// The sandbox the agent runs project code in.
+    pub fn sandbox(&self) -> Option<Arc<Sandbox>> {
+        self.sandbox.clone()
+    }
+
     /// A handle with no agent behind it: its commands arrive on the returned receiver.
     /// For testing front ends without a model.
     pub fn detached() -> (AgentHandle, mpsc::UnboundedReceiver<Command>) {
         let (commands, receiver) = mpsc::unbounded_channel();
-        (AgentHandle { commands }, receiver)
+        (
+            AgentHandle {
+                commands,
+                sandbox: None,
+            },
+            receiver,
+        )
     }
 }
 
@@ -135,6 +151,15 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
         })?
         .with_saved_outputs(&setup.outputs_dir);
     let root = workspace.root().to_path_buf();
+    // One sandbox for everything that runs project code: the shell, linters and
+    // turn checks here, and the front end's own runs (the done command).
+    let sandbox = Arc::new(Sandbox::new(
+        &root,
+        setup.shell.sandbox.clone(),
+        setup.policy.protected.clone(),
+        &EnvironmentPolicy::from_filter(&setup.shell.secrets),
+    ));
+    sandbox.set_workspace_read_only(setup.approval == ApprovalMode::ReadOnly);
     let (command_tx, command_rx) = mpsc::unbounded_channel();
     let (event_tx, event_rx) = mpsc::channel(EVENT_BUFFER);
     let mut events = events::EventSink::new(event_tx);
@@ -162,12 +187,13 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
         events.clone(),
     ));
     // Full outputs of clipped commands go where `read` may open them.
-    let shell = Arc::new(Shell::new(
+    let shell = Arc::new(Shell::with_sandbox(
         &root,
         ShellConfig {
             outputs_dir: Some(setup.outputs_dir.clone()),
             ..setup.shell
         },
+        Arc::clone(&sandbox),
     ));
     let workspace = Arc::new(workspace);
     let checkpoints = Arc::new(checkpoints::Checkpoints::new(
@@ -184,7 +210,7 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
             checkpoints: Arc::clone(&checkpoints),
         }),
         shell: shell.clone(),
-        linter: Arc::new(Linter::new(&root, setup.lint)),
+        linter: Arc::new(Linter::new(&root, setup.lint).with_sandbox(Arc::clone(&sandbox))),
         output: OutputSink::default(),
         call_id: String::new(),
         cancel: CancellationToken::new(),
@@ -272,6 +298,7 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
     Ok((
         AgentHandle {
             commands: command_tx,
+            sandbox: Some(sandbox),
         },
         event_rx,
     ))

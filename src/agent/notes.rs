@@ -31,8 +31,9 @@ impl Agent {
         for path in &undone.paths {
             self.tool_ctx.ledger.mark_reported(path);
         }
-        if !undone.files.is_empty() {
-            self.add_note(undone_note(scope, &undone.files)).await;
+        if !undone.files.is_empty() || !undone.not_restored.is_empty() {
+            self.add_note(undone_note(scope, &undone.files, &undone.not_restored))
+                .await;
         }
         self.events
             .emit(Event::Undone {
@@ -40,6 +41,13 @@ impl Agent {
                 files: undone.files,
             })
             .await;
+        if !undone.not_restored.is_empty() {
+            self.events
+                .emit(Event::UndoFailed {
+                    message: not_restored_message(&undone.not_restored),
+                })
+                .await;
+        }
     }
 
     pub(super) async fn refuse_undo_during_turn(&self) {
@@ -80,22 +88,40 @@ impl Agent {
     }
 }
 
-fn undone_note(scope: UndoScope, files: &[String]) -> String {
+fn undone_note(scope: UndoScope, files: &[String], not_restored: &[(String, String)]) -> String {
     let whose = match scope {
         UndoScope::LastTurn => "the changes of your most recent turn that changed files",
         UndoScope::All => "all your changes in this session",
     };
-    format!(
-        "The user undid {whose}: {} {} back as {} before. Read a file again before \
-         changing it.",
-        files.join(", "),
-        if files.len() == 1 { "is" } else { "are" },
-        if files.len() == 1 {
-            "it was"
-        } else {
-            "they were"
-        },
-    )
+    let mut note = if files.is_empty() {
+        format!("The user undid {whose}, but no file could be restored.")
+    } else {
+        format!(
+            "The user undid {whose}: {} {} back as {} before.",
+            files.join(", "),
+            if files.len() == 1 { "is" } else { "are" },
+            if files.len() == 1 {
+                "it was"
+            } else {
+                "they were"
+            },
+        )
+    };
+    if !not_restored.is_empty() {
+        note.push(' ');
+        note.push_str(&not_restored_message(not_restored));
+    }
+    note.push_str(" Read a file again before changing it.");
+    note
+}
+
+/// The files an undo left as they are, and why.
+fn not_restored_message(not_restored: &[(String, String)]) -> String {
+    let listed: Vec<String> = not_restored
+        .iter()
+        .map(|(file, why)| format!("{file} ({why})"))
+        .collect();
+    format!("Not restored: {}.", listed.join("; "))
 }
 
 fn changed_note(files: &[String]) -> String {
@@ -119,14 +145,24 @@ mod tests {
     #[test]
     fn notes_name_the_files_in_plain_words() {
         assert_eq!(
-            undone_note(UndoScope::LastTurn, &["a.rs".into(), "b.rs".into()]),
+            undone_note(UndoScope::LastTurn, &["a.rs".into(), "b.rs".into()], &[]),
             "The user undid the changes of your most recent turn that changed files: a.rs, \
              b.rs are back as they were before. Read a file again before changing it."
         );
         assert_eq!(
-            undone_note(UndoScope::All, &["a.rs".into()]),
+            undone_note(UndoScope::All, &["a.rs".into()], &[]),
             "The user undid all your changes in this session: a.rs is back as it was before. \
              Read a file again before changing it."
+        );
+        assert_eq!(
+            undone_note(
+                UndoScope::LastTurn,
+                &["a.rs".into()],
+                &[("vendor/x/config".into(), "it is git metadata".into())]
+            ),
+            "The user undid the changes of your most recent turn that changed files: a.rs is \
+             back as it was before. Not restored: vendor/x/config (it is git metadata). Read a \
+             file again before changing it."
         );
         assert_eq!(
             changed_note(&["src/a.rs".into()]),

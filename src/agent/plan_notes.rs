@@ -1,8 +1,10 @@
 //! The workspace's notes file (`.duet/notes.md`, where `duet exec --done` has the
 //! model keep its plan and what is already done), carried through compaction.
 //!
-//! Owns: reading the file, bounding it, the wording of the text that carries it, and
-//! retiring the copies an earlier compaction left.
+//! Owns: reading the file (through a handle of the workspace root: a link planted there
+//! is not followed, so nothing outside the workspace reaches the conversation), bounding
+//! it, the wording of the text that carries it, and retiring the copies an earlier
+//! compaction left.
 //! Does not own: when compaction happens ([`super::compaction`]) or the file itself
 //! (the model writes it; `exec::done` starts it).
 //! Invariant: after a compaction the conversation holds the file's current contents
@@ -11,6 +13,7 @@
 
 use std::path::Path;
 
+use crate::beneath::Root;
 use crate::provider::{Block, Message, Role};
 
 /// The notes file, relative to the workspace.
@@ -31,16 +34,29 @@ const RETIRED_COPY: &str = "[An older copy of .duet/notes.md was here; the curre
 /// The notes file's contents as the model gets them after a compaction, or `None` when
 /// the workspace has no notes (or they are empty or unreadable).
 pub(crate) async fn read(workspace: &Path) -> Option<String> {
-    let path = workspace.join(NOTES_FILE);
-    let contents = match tokio::fs::read_to_string(&path).await {
-        Ok(contents) => contents,
+    let workspace = workspace.to_path_buf();
+    let read = tokio::task::spawn_blocking(move || {
+        let root = Root::open(&workspace).map_err(|error| error.to_string())?;
+        match root.read(Path::new(NOTES_FILE)) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(error) if error.is_not_found() => Ok(None),
+            Err(error) => Err(error.to_string()),
+        }
+    })
+    .await;
+    let bytes = match read {
+        Ok(Ok(Some(bytes))) => bytes,
+        Ok(Ok(None)) => return None,
+        Ok(Err(error)) => {
+            tracing::warn!(%error, "cannot read the notes file");
+            return None;
+        }
         Err(error) => {
-            if error.kind() != std::io::ErrorKind::NotFound {
-                tracing::warn!(path = %path.display(), %error, "cannot read the notes file");
-            }
+            tracing::warn!(%error, "reading the notes file stopped");
             return None;
         }
     };
+    let contents = String::from_utf8(bytes).ok()?;
     (!contents.trim().is_empty()).then(|| format!("{NOTES_HEADER}{}", bounded(&contents)))
 }
 
@@ -115,6 +131,23 @@ mod tests {
             read(dir.path()).await,
             Some(format!("{NOTES_HEADER}- [x] step one\n"))
         );
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn notes_that_are_a_link_are_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let secret = outside.path().join("id_rsa");
+        std::fs::write(&secret, "PRIVATE KEY\n").unwrap();
+        std::fs::create_dir(dir.path().join(".duet")).unwrap();
+        std::os::unix::fs::symlink(&secret, dir.path().join(NOTES_FILE)).unwrap();
+        assert_eq!(read(dir.path()).await, None);
+        std::fs::remove_file(dir.path().join(NOTES_FILE)).unwrap();
+        std::fs::remove_dir(dir.path().join(".duet")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join(".duet")).unwrap();
+        std::fs::write(outside.path().join("notes.md"), "PRIVATE\n").unwrap();
+        assert_eq!(read(dir.path()).await, None);
     }
 
     #[test]

@@ -186,7 +186,8 @@ pub enum Event {
         turns: Vec<u32>,
         files: Vec<String>,
     },
-    /// An undo changed nothing; `message` says why.
+    /// An undo changed nothing, or, right after an [`Event::Undone`], left some files
+    /// as they were; `message` says which and why.
     UndoFailed {
         message: String,
     },
@@ -368,7 +369,11 @@ impl BudgetReport {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ApprovalView {
     Edit {
+        /// Where the file really is (links resolved), relative to the workspace.
         path: String,
+        /// The path as the model gave it, when it goes through a symbolic link inside
+        /// the workspace and so differs from `path`.
+        requested: Option<String>,
         /// The file as it is on disk; `None` for a new file.
         before: Option<String>,
         /// The file as the model proposes it.

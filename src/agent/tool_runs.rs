@@ -272,13 +272,25 @@ impl ToolRuns {
     }
 
     fn record(&mut self, finished: Finished) -> Vec<Event> {
-        let outcome = finished.outcome.unwrap_or_else(|error| {
-            Err(ToolError::Failed(if error.is_panic() {
-                "The tool crashed (a bug in duet, logged). Try another approach.".to_string()
-            } else {
-                "The tool was stopped before it finished.".to_string()
-            }))
-        });
+        let outcome = match finished.outcome {
+            Ok(outcome) => outcome,
+            Err(error) if error.is_panic() => {
+                // Where it panicked is logged by the panic hook (target `duet::panic`).
+                let call = self.slots.get(finished.index).map(|slot| &slot.call);
+                tracing::error!(
+                    call_id = call.map_or("", |call| call.id.as_str()),
+                    tool = call.map_or("", |call| call.name.as_str()),
+                    panic = %panic_text(error.into_panic().as_ref()),
+                    "a tool crashed"
+                );
+                Err(ToolError::Failed(
+                    "The tool crashed (a bug in duet, logged). Try another approach.".to_string(),
+                ))
+            }
+            Err(_) => Err(ToolError::Failed(
+                "The tool was stopped before it finished.".to_string(),
+            )),
+        };
         if let Err(error) = &outcome {
             tracing::debug!(index = finished.index, %error, "tool call failed");
         }
@@ -353,6 +365,15 @@ fn first_line(text: &str) -> String {
         Some((cut, _)) => format!("{}…", &line[..cut]),
         None => line.to_string(),
     }
+}
+
+/// The text a panic was raised with.
+pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> &str {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(a panic without a message)")
 }
 
 #[cfg(test)]
@@ -547,8 +568,15 @@ mod tests {
         );
     }
 
+    /// Held by every test that crashes a tool. tracing caches each call site's interest
+    /// when the site is first hit; a site first hit on another thread while the log test
+    /// installs its subscriber can keep an interest computed without it, and the log
+    /// test then sees nothing. One crash at a time closes that window.
+    static TOOL_CRASHES: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
     #[tokio::test]
     async fn a_panicking_tool_fails_alone() {
+        let _one_crash_at_a_time = TOOL_CRASHES.lock().await;
         let mut h = Harness::new();
         h.submit("boom", Concurrency::Shared, Behaviour::Panic);
         h.submit("fine", Concurrency::Shared, Behaviour::Answer);
@@ -564,6 +592,64 @@ mod tests {
             results[0].content
         );
         assert_eq!(summary(&results)[1], ("fine", false, "ran fine"));
+    }
+
+    /// Log lines written while it lives, for "it is in the log" assertions.
+    #[derive(Clone, Default)]
+    struct CapturedLog(Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for CapturedLog {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl CapturedLog {
+        fn text(&self) -> String {
+            String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_tool_crash_is_in_the_log_with_its_call_and_message() {
+        let _one_crash_at_a_time = TOOL_CRASHES.lock().await;
+        let log = CapturedLog::default();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer({
+                let log = log.clone();
+                move || log.clone()
+            })
+            .with_ansi(false)
+            .finish();
+        // The test's runtime runs the tool's task on this thread, where this applies.
+        let _logging = tracing::subscriber::set_default(subscriber);
+        let mut h = Harness::new();
+        h.submit("boom", Concurrency::Shared, Behaviour::Panic);
+        h.started();
+        h.runs.next_finished().await;
+        let text = log.text();
+        for needle in [
+            "ERROR",
+            "a tool crashed",
+            "boom",
+            "probe",
+            "probe panicked on purpose",
+        ] {
+            assert!(text.contains(needle), "{needle:?} not in the log:\n{text}");
+        }
+    }
+
+    #[test]
+    fn a_panic_gives_its_text() {
+        let payload = std::panic::catch_unwind(|| panic!("count {}", 3)).unwrap_err();
+        assert_eq!(panic_text(payload.as_ref()), "count 3");
+        let payload = std::panic::catch_unwind(|| std::panic::panic_any(7)).unwrap_err();
+        assert_eq!(panic_text(payload.as_ref()), "(a panic without a message)");
     }
 
     fn probe(runs: &Arc<AtomicUsize>) -> Arc<dyn Tool> {

@@ -20,6 +20,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::mcp::McpHub;
+use crate::policy::ApprovalMode;
 use crate::provider::{
     Block, EventStream, ModelClient, ModelRequest, ProviderError, RetryPolicy, StopReason,
     StreamEvent, ToolCall, ToolResult, ToolSpec, Usage,
@@ -147,7 +148,7 @@ impl Agent {
                 Command::Decide { call_id, .. } => {
                     tracing::debug!(call_id, "decision while idle: nothing waits");
                 }
-                Command::SetMode { mode } => self.approvals.set_mode(mode).await,
+                Command::SetMode { mode } => self.set_mode(mode).await,
                 Command::WithdrawMessage { text } => self.withdraw(text).await,
                 Command::ClearConversation => {
                     self.conversation = Conversation::default();
@@ -391,6 +392,17 @@ impl Agent {
         self.events.emit(Event::TurnEnd { outcome }).await;
     }
 
+    /// A new approval mode; `read-only` also makes the workspace read-only in the
+    /// sandbox for every command from now on (the shell is replaced before its next
+    /// command), so a command the classifier misjudged still cannot write.
+    async fn set_mode(&mut self, mode: ApprovalMode) {
+        self.approvals.set_mode(mode).await;
+        self.tool_ctx
+            .shell
+            .sandbox()
+            .set_workspace_read_only(mode == ApprovalMode::ReadOnly);
+    }
+
     async fn withdraw(&mut self, text: String) {
         if let Some(index) = self.pending.iter().position(|pending| *pending == text) {
             self.pending.remove(index);
@@ -613,7 +625,7 @@ impl Agent {
                 None
             }
             Some(Command::SetMode { mode }) => {
-                self.approvals.set_mode(mode).await;
+                self.set_mode(mode).await;
                 None
             }
             Some(Command::WithdrawMessage { text }) => {

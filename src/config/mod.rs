@@ -31,7 +31,7 @@ use crate::mcp::{McpConfig, McpConfigError, McpSection};
 use crate::policy::{ApprovalMode, PolicyConfig};
 use crate::provider::{DEFAULT_IDLE_TIMEOUT, Endpoint, RetryPolicy, Wire};
 use crate::shell::ShellConfig;
-use crate::shell::sandbox::SandboxConfig;
+use crate::shell::sandbox::{CREDENTIAL_PATHS, LayerName, SandboxConfig};
 
 /// Output tokens per model call unless configured.
 pub const DEFAULT_MAX_TOKENS: u32 = 16_384;
@@ -151,32 +151,73 @@ pub struct SandboxSection {
     /// More writable paths: absolute, or `~/...` in the home directory.
     #[serde(default)]
     pub writable: Vec<String>,
+    /// Credential paths programs may read after all (`~/.npmrc`).
+    #[serde(default)]
+    pub expose: Vec<String>,
+    /// Layers programs may run without when the machine cannot apply them; `"all"`
+    /// accepts running with no sandbox at all.
+    #[serde(default)]
+    pub accept_missing: Vec<String>,
 }
 
 impl SandboxSection {
+    /// The sandbox settings; `own_dirs` (duet's config and state directories) are
+    /// hidden from programs along with the user's credentials.
     fn resolve(
         &self,
         env: &dyn Fn(&str) -> Option<String>,
+        own_dirs: &[PathBuf],
     ) -> Result<Option<SandboxConfig>, ConfigError> {
         if !self.enabled.unwrap_or(true) {
             return Ok(None);
         }
-        let writable = self
-            .writable
+        let paths = |setting: &'static str, list: &[String]| -> Result<Vec<PathBuf>, ConfigError> {
+            list.iter()
+                .map(|path| home_path(setting, path, env))
+                .collect()
+        };
+        let writable = paths("[sandbox] writable", &self.writable)?;
+        let expose = paths("[sandbox] expose", &self.expose)?;
+        let mut hidden: Vec<PathBuf> = match env("HOME") {
+            Some(home) => CREDENTIAL_PATHS
+                .iter()
+                .map(|relative| Path::new(&home).join(relative))
+                .collect(),
+            None => Vec::new(),
+        };
+        hidden.extend(own_dirs.iter().cloned());
+        hidden.retain(|path| !expose.contains(path));
+        let accept_missing = self
+            .accept_missing
             .iter()
-            .map(|path| writable_path(path, env))
-            .collect::<Result<_, _>>()?;
+            .map(|name| match name.as_str() {
+                "all" => Ok(LayerName::ALL.to_vec()),
+                name => name.parse::<LayerName>().map(|layer| vec![layer]),
+            })
+            .collect::<Result<Vec<_>, String>>()
+            .map_err(|message| ConfigError::BadSetting {
+                setting: "[sandbox] accept_missing",
+                message: format!("{message}, or \"all\""),
+            })?
+            .concat();
         Ok(Some(SandboxConfig {
             launcher: None,
             network: self.network.unwrap_or(false),
             writable,
+            hidden,
+            accept_missing,
+            workspace_read_only: false,
         }))
     }
 }
 
-fn writable_path(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, ConfigError> {
+fn home_path(
+    setting: &'static str,
+    text: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<PathBuf, ConfigError> {
     let bad = |message: &str| ConfigError::BadSetting {
-        setting: "[sandbox] writable",
+        setting,
         message: format!("`{text}` {message}"),
     };
     let path = match text.strip_prefix("~/") {
@@ -402,7 +443,7 @@ pub fn resolve(
     if budget.max_cost_usd.is_some() && model_info.prices.is_none() {
         return Err(ConfigError::UnpricedModel { model });
     }
-    let mut shell = resolve_shell(file, &env)?;
+    let mut shell = resolve_shell(file, &env, paths)?;
     // The key duet itself uses never reaches the shell, whatever it is called.
     shell.secrets.extra.push(key_env.clone());
     Ok(Settings {
@@ -435,9 +476,17 @@ pub fn resolve(
 pub fn resolve_shell(
     file: &FileConfig,
     env: &dyn Fn(&str) -> Option<String>,
+    paths: &Paths,
 ) -> Result<ShellConfig, ConfigError> {
     let mut shell = file.shell.apply(ShellConfig::default());
-    shell.sandbox = file.sandbox.resolve(env)?;
+    let own_dirs: Vec<PathBuf> = paths
+        .config_file
+        .parent()
+        .into_iter()
+        .map(Path::to_path_buf)
+        .chain([paths.state_dir.clone()])
+        .collect();
+    shell.sandbox = file.sandbox.resolve(env, &own_dirs)?;
     Ok(shell)
 }
 
@@ -907,13 +956,17 @@ turn_checks = ["cargo check --quiet"]
             &Flags::default(),
         )
         .unwrap();
+        let sandbox = settings.shell.sandbox.unwrap();
+        assert!(!sandbox.network);
+        assert_eq!(sandbox.writable, Vec::<PathBuf>::new());
+        assert_eq!(sandbox.accept_missing, []);
+        // duet's own config and state are hidden even without a HOME to find more.
         assert_eq!(
-            settings.shell.sandbox,
-            Some(SandboxConfig {
-                launcher: None,
-                network: false,
-                writable: Vec::new(),
-            })
+            sandbox.hidden,
+            [
+                PathBuf::from("/home/u/.config/duet"),
+                PathBuf::from("/home/u/.local/state/duet")
+            ]
         );
         assert_eq!(settings.api_key_env, "ANTHROPIC_API_KEY");
         assert_eq!(settings.shell.secrets.extra, ["ANTHROPIC_API_KEY"]);
@@ -938,18 +991,61 @@ writable = ["~/.cache", "/opt/cache"]
         assert_eq!(settings.shell.secrets.keep, ["AWS_PROFILE"]);
         assert!(settings.shell.secrets.hides("WORK_CLAUDE_KEY"));
         assert!(!settings.shell.secrets.hides("AWS_PROFILE"));
+        let sandbox = settings.shell.sandbox.unwrap();
+        assert!(sandbox.network);
         assert_eq!(
-            settings.shell.sandbox,
-            Some(SandboxConfig {
-                launcher: None,
-                network: true,
-                writable: vec!["/home/u/.cache".into(), "/opt/cache".into()],
-            })
+            sandbox.writable,
+            [PathBuf::from("/home/u/.cache"), PathBuf::from("/opt/cache")]
         );
+        assert!(sandbox.hidden.contains(&PathBuf::from("/home/u/.ssh")));
+        assert!(sandbox.hidden.contains(&PathBuf::from("/home/u/.npmrc")));
 
         let off = parse_file(Path::new("c.toml"), "[sandbox]\nenabled = false\n").unwrap();
         let settings = resolve_with(&off, &[("ANTHROPIC_API_KEY", "k")], &Flags::default());
         assert_eq!(settings.unwrap().shell.sandbox, None);
+    }
+
+    #[test]
+    fn exposed_credentials_are_not_hidden_and_layers_may_be_accepted_missing() {
+        let text =
+            "[sandbox]\nexpose = [\"~/.npmrc\"]\naccept_missing = [\"syscalls\", \"network\"]\n";
+        let file = parse_file(Path::new("c.toml"), text).unwrap();
+        let vars = [("ANTHROPIC_API_KEY", "k"), ("HOME", "/home/u")];
+        let sandbox = resolve_with(&file, &vars, &Flags::default())
+            .unwrap()
+            .shell
+            .sandbox
+            .unwrap();
+        assert!(!sandbox.hidden.contains(&PathBuf::from("/home/u/.npmrc")));
+        assert!(sandbox.hidden.contains(&PathBuf::from("/home/u/.ssh")));
+        assert_eq!(
+            sandbox.accept_missing,
+            [LayerName::Syscalls, LayerName::Network]
+        );
+
+        let all = parse_file(
+            Path::new("c.toml"),
+            "[sandbox]\naccept_missing = [\"all\"]\n",
+        )
+        .unwrap();
+        let sandbox = resolve_with(&all, &vars, &Flags::default())
+            .unwrap()
+            .shell
+            .sandbox
+            .unwrap();
+        assert_eq!(sandbox.accept_missing, LayerName::ALL);
+
+        let bad = parse_file(
+            Path::new("c.toml"),
+            "[sandbox]\naccept_missing = [\"seccomp\"]\n",
+        )
+        .unwrap();
+        let error = resolve_with(&bad, &vars, &Flags::default())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(error.contains("accept_missing"), "{error}");
+        assert!(error.contains("`seccomp` is not a layer"), "{error}");
     }
 
     #[test]

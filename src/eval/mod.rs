@@ -22,6 +22,8 @@ use std::time::Duration;
 
 use futures::StreamExt;
 
+use crate::shell::ShellConfig;
+use crate::shell::environment::EnvironmentPolicy;
 use run::Runner;
 use score::CaseResult;
 
@@ -64,11 +66,13 @@ pub enum EvalError {
 
 /// Runs every case of `args.cases` with the `duet` binary `exe`, which gets
 /// `global_args` before `exec`; writes the JSON to `--out`, the table to `out` and a
-/// line per finished case to `progress`.
+/// line per finished case to `progress`. The done command that scores a case runs in
+/// the sandbox `shell` describes, like the case's own commands.
 pub async fn run(
     args: &EvalArgs,
     exe: PathBuf,
     global_args: Vec<String>,
+    shell: &ShellConfig,
     out: &mut dyn Write,
     progress: &mut dyn Write,
 ) -> Result<Vec<CaseResult>, EvalError> {
@@ -78,6 +82,8 @@ pub async fn run(
         global_args,
         approve_all: args.yes,
         done_timeout: Duration::from_secs(args.done_timeout),
+        sandbox: shell.sandbox.clone(),
+        environment: EnvironmentPolicy::from_filter(&shell.secrets),
     };
     let total = cases.len();
     let mut finished = futures::stream::iter(&cases)

@@ -21,7 +21,11 @@ use super::cases::{Case, RepoSource};
 use super::score::{self, CaseResult, Checks};
 use super::transcript;
 use crate::exec::done::DUET_DIR;
+use crate::git::host::HostGit;
 use crate::lint::command::{self as shell_command, Outcome};
+use crate::policy::ProtectedPaths;
+use crate::shell::environment::EnvironmentPolicy;
+use crate::shell::sandbox::{Sandbox, SandboxConfig};
 
 /// Output of the done command kept while it runs (the eval reports only its status).
 const DONE_OUTPUT_CAP: usize = 16 * 1024;
@@ -36,6 +40,10 @@ pub struct Runner {
     /// Approve what the approval mode would ask about (`duet exec --yes`).
     pub approve_all: bool,
     pub done_timeout: Duration,
+    /// The sandbox the done command runs in; `None` when the user turned it off.
+    pub sandbox: Option<SandboxConfig>,
+    /// What the done command may see of duet's environment.
+    pub environment: EnvironmentPolicy,
 }
 
 /// Why a case could not be run to the end.
@@ -219,6 +227,8 @@ async fn touched_files(workspace: &Path, baseline: &str) -> Result<Vec<String>, 
             "--cached",
             "--name-only",
             "--no-renames",
+            "--no-ext-diff",
+            "--no-textconv",
             "-z",
             baseline,
         ],
@@ -245,39 +255,47 @@ async fn apply(workspace: &Path, patch: &Path) -> bool {
 }
 
 async fn done_passes(runner: &Runner, case: &Case, workspace: &Path) -> bool {
+    // A sandbox of the case's own: the hidden tests and the model's code are both
+    // project code.
+    let sandbox = Sandbox::new(
+        workspace,
+        runner.sandbox.clone(),
+        ProtectedPaths::default(),
+        &runner.environment,
+    );
     let run = shell_command::run(
         workspace,
         &case.done.cmd,
         runner.done_timeout,
         DONE_OUTPUT_CAP,
+        Some(&sandbox),
     )
     .await;
     tracing::debug!(case = %case.id, outcome = ?run.outcome, output = %run.output, "done command");
     run.outcome == Outcome::Exited(0)
 }
 
-/// Runs git in `dir` without the user's identity or hooks mattering; returns stdout.
+/// Runs git in `dir` without the user's identity mattering; returns stdout. After
+/// `clone` and `init`, the workspace is a repository the model may have changed, so
+/// git runs there hardened ([`HostGit::in_repo`]): nothing it holds starts a program.
 async fn git(dir: &Path, args: &[&str]) -> Result<String, RunError> {
     let failed = |detail: String| RunError::Git {
         command: args.join(" "),
         detail,
     };
-    let output = Command::new("git")
+    let host = HostGit::find(dir).map_err(|error| failed(error.to_string()))?;
+    let mut command = match args.first() {
+        Some(&"clone" | &"init") => host.outside_repo(dir),
+        _ => host.in_repo(dir),
+    };
+    let output = command
         .args([
             "-c",
             "user.name=duet eval",
             "-c",
             "user.email=eval@duet.invalid",
-            "-c",
-            "commit.gpgsign=false",
-            "-c",
-            "core.hooksPath=/dev/null",
         ])
         .args(args)
-        .current_dir(dir)
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .env_remove("GIT_INDEX_FILE")
         .stdin(Stdio::null())
         .output()
         .await
@@ -288,4 +306,47 @@ async fn git(dir: &Path, args: &[&str]) -> Result<String, RunError> {
         ));
     }
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// After the model ran, the workspace's `.git/config` and `.gitattributes` are the
+    /// model's: listing what it touched and applying the hidden tests must not run the
+    /// programs they name.
+    #[tokio::test]
+    async fn a_workspace_the_model_changed_cannot_make_the_runner_start_a_program() {
+        let workspace = tempfile::tempdir().unwrap();
+        let markers = tempfile::tempdir().unwrap();
+        let root = workspace.path();
+        std::fs::write(root.join("a.txt"), "a\n").unwrap();
+        let baseline = baseline(root).await.unwrap();
+        let touch = |name: &str| format!("touch {}", markers.path().join(name).display());
+        let config = root.join(".git/config");
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text.push_str(&format!(
+            "[core]\n\tfsmonitor = \"{}; false\"\n[filter \"x\"]\n\tclean = \"{}; cat\"\n\
+             \tsmudge = \"{}; cat\"\n[diff \"x\"]\n\ttextconv = \"{}; cat\"\n",
+            touch("fsmonitor"),
+            touch("clean"),
+            touch("smudge"),
+            touch("textconv")
+        ));
+        std::fs::write(&config, text).unwrap();
+        std::fs::write(root.join(".gitattributes"), "* filter=x diff=x\n").unwrap();
+        std::fs::write(root.join("a.txt"), "b\n").unwrap();
+
+        let touched = touched_files(root, &baseline).await.unwrap();
+        assert_eq!(touched, [".gitattributes", "a.txt"]);
+        let patch = markers.path().with_extension("patch");
+        std::fs::write(&patch, "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1,2 @@\n b\n+c\n").unwrap();
+        assert!(apply(root, &patch).await);
+        assert_eq!(
+            std::fs::read_to_string(root.join("a.txt")).unwrap(),
+            "b\nc\n"
+        );
+        let ran: Vec<_> = std::fs::read_dir(markers.path()).unwrap().collect();
+        assert!(ran.is_empty(), "programs ran: {ran:?}");
+    }
 }

@@ -4,6 +4,9 @@
 //! Owns: preparing the branch and `.duet/notes.md`, the task text the model gets, what
 //! the run learns from the agent's events (the last message, the write and edit calls),
 //! running the done command, the verdict, the commit, `.duet/PR.md` and the exit status.
+//! duet's files in `.duet/` are written through a handle of the workspace root
+//! ([`crate::beneath`]): a link planted at one of them is replaced, never written
+//! through, and the run says so; a `.duet` that is a link is refused.
 //! Does not own: the checks themselves ([`super::evidence`]), git plumbing
 //! ([`crate::git::work_branch`]) or the agent loop ([`super::run`]).
 //! Invariant: the model's word decides nothing: a commit is made only after duet ran
@@ -15,9 +18,10 @@
 //! (a DRAFT commit with `--draft-on-cap`); 3 an evidence check failed; 130 interrupted.
 
 use std::collections::HashMap;
-use std::io::Write;
+use std::io::{Read as _, Seek as _, Write};
 use std::path::{Component, Path, PathBuf};
 use std::process::{ExitCode, Stdio};
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use git2::Oid;
@@ -26,9 +30,11 @@ use tokio::sync::mpsc;
 use super::evidence::{self, Caps, Check, CommandResult, Receipt, Violation};
 use super::{Approvals, Format, Outcome, status};
 use crate::agent::{AgentHandle, Event, NOTES_FILE, TurnOutcome};
+use crate::beneath::{self, Replaced, Root};
 use crate::git::work_branch::{BranchStart, FileChange, WorkBranchError, WorkRepo, slug};
 use crate::policy::ProtectedPaths;
 use crate::process_group::{self, ProcessGroup};
+use crate::shell::sandbox::Sandbox;
 
 /// duet's own files in the workspace, kept out of git by `.git/info/exclude`.
 pub const DUET_DIR: &str = ".duet";
@@ -124,6 +130,11 @@ pub enum DoneError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("cannot write {}: {source}", .path.display())]
+    DuetFile {
+        path: PathBuf,
+        source: beneath::Error,
+    },
     #[error("cannot run the done command `{command}`: {source}")]
     Command {
         command: String,
@@ -162,7 +173,13 @@ impl DoneOutcome {
 pub struct Prepared {
     repo: WorkRepo,
     start: BranchStart,
+    /// The work tree as it was when the branch started: the start commit's tree, plus
+    /// the user's own uncommitted changes under `--allow-dirty`. The checks judge what
+    /// changed since this, so the user's changes are committed but not held against
+    /// the model.
+    baseline: Oid,
     workspace: PathBuf,
+    files: DuetFiles,
     task: String,
 }
 
@@ -182,6 +199,7 @@ pub fn prepare(workspace: &Path, task: &str, options: &DoneOptions) -> Result<Pr
         repo.ensure_clean()?;
     }
     let start = repo.start_branch(&slug(task))?;
+    let baseline = repo.work_tree()?;
     let notes = format!(
         "# duet notes\n\nBranch: {} (from {}). Done when `{}` exits 0.\n\
          Keep the plan and notes for this task here; this file is not committed.\n\n\
@@ -191,11 +209,14 @@ pub fn prepare(workspace: &Path, task: &str, options: &DoneOptions) -> Result<Pr
         options.command,
         task.trim()
     );
-    write_duet_file(workspace, NOTES_FILE_NAME, &notes)?;
+    let files = DuetFiles::open(workspace)?;
+    files.write(NOTES_FILE_NAME, &notes)?;
     Ok(Prepared {
         repo,
         start,
+        baseline,
         workspace: workspace.to_path_buf(),
+        files,
         task: task.to_string(),
     })
 }
@@ -226,6 +247,8 @@ pub async fn run(
 ) -> Result<DoneOutcome, DoneError> {
     let mut log = WorkLog::default();
     let task = model_task(&prepared.task, &options.command);
+    // The done command runs project code: in the agent's sandbox, like its shell.
+    let sandbox = handle.sandbox();
     let outcome = super::run_observed(handle, events, task, format, approvals, out, &mut |event| {
         log.observe(event)
     })
@@ -238,6 +261,7 @@ pub async fn run(
     let branch = prepared.branch().to_string();
     match outcome {
         Outcome::Failed | Outcome::Interrupted => {
+            prepared.files.report_notices(report)?;
             writeln!(
                 report,
                 "duet: any changes are left uncommitted on {branch}."
@@ -249,6 +273,7 @@ pub async fn run(
             });
         }
         Outcome::Stopped if !options.draft_on_cap => {
+            prepared.files.report_notices(report)?;
             writeln!(
                 report,
                 "duet: stopped before the task was done; the changes are left uncommitted on \
@@ -259,15 +284,15 @@ pub async fn run(
         Outcome::Stopped | Outcome::Finished => {}
     }
     let draft = outcome == Outcome::Stopped;
-    let mut verdict = verify(&prepared, options, &log).await?;
+    let mut verdict = verify(&prepared, options, &log, sandbox.as_deref()).await?;
     let committed = propose(&prepared, options, &log, &mut verdict, draft)?;
     let pr = pr_description(&prepared, options, &log, &verdict, committed, draft);
-    let pr_path = write_duet_file(&prepared.workspace, "PR.md", &pr)?;
-    writeln!(
-        report,
-        "{}",
-        verdict_lines(&verdict, committed, &branch, &pr_path, draft)
-    )?;
+    let pr_path = prepared.files.write("PR.md", &pr)?;
+    // The done command's output and the file names are the project's: cleaned of
+    // terminal control before they reach the terminal.
+    let verdict_text = verdict_lines(&verdict, committed, &branch, &pr_path, draft);
+    writeln!(report, "{}", crate::terminal_text::sanitize(&verdict_text))?;
+    prepared.files.report_notices(report)?;
     Ok(if draft {
         DoneOutcome::Stopped
     } else if verdict.violations.is_empty() {
@@ -294,15 +319,17 @@ async fn verify(
     prepared: &Prepared,
     options: &DoneOptions,
     log: &WorkLog,
+    sandbox: Option<&Sandbox>,
 ) -> Result<Verdict, DoneError> {
-    let (result, output) = run_done_command(&prepared.workspace, options).await?;
+    let (result, output) =
+        run_done_command(&prepared.workspace, &prepared.files, options, sandbox).await?;
     let repo = &prepared.repo;
     let tree = repo.work_tree()?;
     let start = prepared.start.commit;
     let changes = repo.changes(start, tree)?;
     let mut violations: Vec<Violation> = result.violation(&options.command).into_iter().collect();
     violations.extend(evidence::check_changes(
-        &changes,
+        &repo.changes_between_trees(prepared.baseline, tree)?,
         &prepared.task,
         &options.protected,
         options.caps,
@@ -391,28 +418,37 @@ fn title(task: &str) -> String {
     }
 }
 
-/// Runs `sh -c CMD` in the workspace with stdout and stderr into `.duet/done.log`,
-/// stopped after the timeout together with everything it started; returns how it
-/// ended and what it printed.
+/// Runs `sh -c CMD` in the workspace, inside `sandbox`, with stdout and stderr into
+/// `.duet/done.log`, stopped after the timeout together with everything it started;
+/// returns how it ended and what it printed.
 async fn run_done_command(
     workspace: &Path,
+    files: &DuetFiles,
     options: &DoneOptions,
+    sandbox: Option<&Sandbox>,
 ) -> Result<(CommandResult, String), DoneError> {
     let command_error = |source| DoneError::Command {
         command: options.command.clone(),
         source,
     };
-    let log_path = duet_path(workspace, "done.log")?;
-    let log = std::fs::File::create(&log_path).map_err(|source| DoneError::Write {
-        path: log_path.clone(),
-        source,
-    })?;
+    let mut log_back = files.create("done.log")?;
+    let log = log_back.try_clone().map_err(command_error)?;
     let log_for_stderr = log.try_clone().map_err(command_error)?;
-    let mut command = tokio::process::Command::new("sh");
+    let (mut command, _report_dir) = match sandbox {
+        Some(sandbox) => sandbox
+            .command("sh", &["-c", &options.command], workspace, &[])
+            .await
+            .map_err(|error| command_error(std::io::Error::other(error)))?,
+        None => {
+            let mut command = tokio::process::Command::new("sh");
+            command
+                .arg("-c")
+                .arg(&options.command)
+                .current_dir(workspace);
+            (command, None)
+        }
+    };
     command
-        .arg("-c")
-        .arg(&options.command)
-        .current_dir(workspace)
         .stdin(Stdio::null())
         .stdout(log)
         .stderr(log_for_stderr)
@@ -435,28 +471,113 @@ async fn run_done_command(
             }
         }
     };
-    let output = std::fs::read(&log_path).map_err(command_error)?;
+    // Read back through the file duet made, not by its name: the command may have put
+    // something else there meanwhile.
+    let mut output = Vec::new();
+    log_back
+        .rewind()
+        .and_then(|()| log_back.read_to_end(&mut output))
+        .map_err(command_error)?;
     Ok((result, String::from_utf8_lossy(&output).into_owned()))
 }
 
-/// Writes `.duet/<name>` in the workspace; returns its path.
-fn write_duet_file(workspace: &Path, name: &str, text: &str) -> Result<PathBuf, DoneError> {
-    let path = duet_path(workspace, name)?;
-    std::fs::write(&path, text).map_err(|source| DoneError::Write {
-        path: path.clone(),
-        source,
-    })?;
-    Ok(path)
+/// duet's own files in the workspace's `.duet/`, written through a handle of the
+/// workspace root. Whatever stands at one of their paths is replaced by a new file,
+/// never written through: a link (to `~/.bashrc`, say) or a hard link is noted for the
+/// run's report; a `.duet` that is itself a link is an error.
+struct DuetFiles {
+    root: Root,
+    workspace: PathBuf,
+    notices: Mutex<Vec<String>>,
 }
 
-/// The path of `.duet/<name>` in the workspace, with `.duet/` created.
-fn duet_path(workspace: &Path, name: &str) -> Result<PathBuf, DoneError> {
-    let dir = workspace.join(DUET_DIR);
-    std::fs::create_dir_all(&dir).map_err(|source| DoneError::Write {
-        path: dir.clone(),
-        source,
-    })?;
-    Ok(dir.join(name))
+impl DuetFiles {
+    fn open(workspace: &Path) -> Result<Self, DoneError> {
+        let root = Root::open(workspace).map_err(|source| DoneError::Write {
+            path: workspace.to_path_buf(),
+            source,
+        })?;
+        Ok(Self {
+            root,
+            workspace: workspace.to_path_buf(),
+            notices: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Writes `.duet/<name>` whole; returns its path.
+    fn write(&self, name: &str, text: &str) -> Result<PathBuf, DoneError> {
+        let relative = Path::new(DUET_DIR).join(name);
+        let target = self.link_target(&relative);
+        let replaced = self
+            .root
+            .replace(&relative, text.as_bytes(), None)
+            .map_err(|source| self.error(&relative, source))?;
+        self.note(&relative, &replaced, target);
+        Ok(self.workspace.join(relative))
+    }
+
+    /// Makes `.duet/<name>` a new empty file and returns it, open for writing and
+    /// reading back.
+    fn create(&self, name: &str) -> Result<std::fs::File, DoneError> {
+        let relative = Path::new(DUET_DIR).join(name);
+        let target = self.link_target(&relative);
+        let (file, replaced) = self
+            .root
+            .create_fresh(&relative)
+            .map_err(|source| self.error(&relative, source))?;
+        self.note(&relative, &replaced, target);
+        Ok(file)
+    }
+
+    /// Writes what happened to links found in the way, one line each, to the run's
+    /// report.
+    fn report_notices(&self, report: &mut dyn Write) -> std::io::Result<()> {
+        let notices = self
+            .notices
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        for notice in notices {
+            // Names in the workspace are the project's: cleaned for the terminal.
+            writeln!(report, "duet: {}", crate::terminal_text::sanitize(&notice))?;
+        }
+        Ok(())
+    }
+
+    /// Where a link at `relative` points, if one is there (for the notice only).
+    fn link_target(&self, relative: &Path) -> Option<PathBuf> {
+        self.root.read_link(relative).ok()
+    }
+
+    fn note(&self, relative: &Path, replaced: &Replaced, target: Option<PathBuf>) {
+        let shown = relative.display();
+        let notice = if replaced.replaced_a_link() {
+            let to = target.map_or_else(String::new, |to| format!(" to {}", to.display()));
+            format!(
+                "{shown} was a symbolic link{to}; duet replaced the link with its own file \
+                 and wrote nothing through it"
+            )
+        } else if let Some(others) = replaced.other_hard_links() {
+            format!(
+                "{shown} had {others} other hard link(s); duet wrote a new file, so they keep \
+                 the old content"
+            )
+        } else {
+            return;
+        };
+        tracing::warn!("{notice}");
+        self.notices
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(notice);
+    }
+
+    fn error(&self, relative: &Path, source: beneath::Error) -> DoneError {
+        DoneError::DuetFile {
+            path: self.workspace.join(relative),
+            source,
+        }
+    }
 }
 
 /// The verdict as the last lines of the run's output.

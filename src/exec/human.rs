@@ -1,3 +1,15 @@
+//! `duet exec`'s transcript for people: streamed text as it comes, one line per tool
+//! call with its result under it, edits as diffs.
+//!
+//! Owns: the line layout and colours of the human format. Does not own: the events
+//! ([`crate::agent::protocol`]) or deciding approvals (`super::Approvals`).
+//! Invariant: the only escape sequences written are this printer's own colours: every
+//! text from an event (the model's, a tool's, the repository's) passes through
+//! [`crate::terminal_text`] first — streamed text through a [`Sanitizer`] that outlives
+//! one delta, so a sequence split between two deltas is caught — and a command or path
+//! put up for approval has its hidden characters written out (`⟨U+202E⟩`).
+
+use std::collections::HashMap;
 use std::io::Write;
 
 use super::Printer;
@@ -6,6 +18,7 @@ use crate::agent::{Event, TurnOutcome};
 use crate::mcp::ServerState;
 use crate::policy::Decision;
 use crate::provider::Usage;
+use crate::terminal_text::{Sanitizer, reveal_plain, sanitize};
 
 /// Longest argument preview on a tool line.
 const ARGS_PREVIEW_CHARS: usize = 160;
@@ -40,6 +53,11 @@ pub(super) struct HumanPrinter {
     at_line_start: bool,
     in_thinking: bool,
     usage: Usage,
+    /// The model's streamed text, thinking, and each call's live output: cleaned as
+    /// streams, so that control split across deltas is caught whole.
+    text: Sanitizer,
+    thinking: Sanitizer,
+    outputs: HashMap<String, Sanitizer>,
 }
 
 impl HumanPrinter {
@@ -49,7 +67,41 @@ impl HumanPrinter {
             at_line_start: true,
             in_thinking: false,
             usage: Usage::default(),
+            text: Sanitizer::default(),
+            thinking: Sanitizer::default(),
+            outputs: HashMap::new(),
         }
+    }
+
+    /// A stream that `event` does not continue is over: what its sanitizer still holds
+    /// back (a cut-off sequence, shown as a placeholder) is written. Bookkeeping events
+    /// that print nothing (usage, checkpoints) end nothing.
+    fn end_streams(&mut self, event: &Event, out: &mut dyn Write) -> std::io::Result<()> {
+        if matches!(event, Event::Usage { .. } | Event::CheckpointTaken { .. }) {
+            return Ok(());
+        }
+        if !matches!(event, Event::TextDelta { .. }) {
+            let rest = self.text.finish();
+            if !rest.is_empty() {
+                self.stream(out, &rest)?;
+            }
+        }
+        if !matches!(event, Event::ThinkingDelta { .. }) {
+            let rest = self.thinking.finish();
+            if !rest.is_empty() {
+                let rest = self.paint(Style::Dim, &rest);
+                self.stream(out, &rest)?;
+            }
+        }
+        if let Event::ToolRunEnd { call_id, .. } = event
+            && let Some(mut output) = self.outputs.remove(call_id)
+        {
+            let rest = output.finish();
+            if !rest.is_empty() {
+                self.tool_output(out, &rest)?;
+            }
+        }
+        Ok(())
     }
 
     fn paint(&self, style: Style, text: &str) -> String {
@@ -120,14 +172,18 @@ impl HumanPrinter {
         request: &ApprovalView,
     ) -> std::io::Result<()> {
         let (what, details) = match request {
-            ApprovalView::Edit { path, .. } => (format!("edit {path}"), Vec::new()),
+            ApprovalView::Edit { path, .. } => (format!("edit {}", reveal_plain(path)), Vec::new()),
             ApprovalView::ExternalTool {
                 server,
                 tool,
                 arguments,
             } => (
-                format!("MCP tool `{tool}` of server `{server}`"),
-                vec![format!("arguments: {}", preview(arguments))],
+                format!(
+                    "MCP tool `{}` of server `{}`",
+                    reveal_plain(tool),
+                    reveal_plain(server)
+                ),
+                vec![format!("arguments: {}", reveal_plain(&preview(arguments)))],
             ),
             ApprovalView::Command {
                 command,
@@ -135,16 +191,22 @@ impl HumanPrinter {
                 reasons,
                 ..
             } => (
-                format!("{class} command `{command}`"),
+                format!("{class} command `{}`", reveal_plain(command)),
                 reasons
                     .iter()
-                    .map(|reason| format!("{}: {reason}", reason.class))
+                    .map(|reason| {
+                        format!("{}: {}", reason.class, reveal_plain(&reason.to_string()))
+                    })
                     .collect(),
             ),
         };
+        let why = sanitize(why);
         let line = self.paint(Style::Cyan, &format!("  ? approve {what}? ({why})"));
         self.line(out, &line)?;
-        let protections = request.protected_paths().iter().map(ToString::to_string);
+        let protections = request
+            .protected_paths()
+            .iter()
+            .map(|protection| reveal_plain(&protection.to_string()).into_owned());
         for detail in details.into_iter().chain(protections) {
             let detail = self.paint(Style::Dim, &format!("    · {detail}"));
             self.line(out, &detail)?;
@@ -155,6 +217,7 @@ impl HumanPrinter {
 
 impl Printer for HumanPrinter {
     fn print(&mut self, event: &Event, out: &mut dyn Write) -> std::io::Result<()> {
+        self.end_streams(event, out)?;
         match event {
             Event::SessionStarted {
                 model,
@@ -163,16 +226,12 @@ impl Printer for HumanPrinter {
                 mode,
                 sandbox,
             } => {
-                let header = self.paint(
-                    Style::Dim,
-                    &format!("duet · {model} · {mode} · {workspace}"),
-                );
+                let header = format!("duet · {model} · {mode} · {workspace}");
+                let header = self.paint(Style::Dim, &sanitize(&header));
                 self.line(out, &header)?;
                 if !instructions.is_empty() {
-                    let list = self.paint(
-                        Style::Dim,
-                        &format!("instructions: {}", instructions.join(", ")),
-                    );
+                    let list = format!("instructions: {}", instructions.join(", "));
+                    let list = self.paint(Style::Dim, &sanitize(&list));
                     self.line(out, &list)?;
                 }
                 let summary = self.paint(Style::Dim, &format!("sandbox: {}", sandbox.summary()));
@@ -183,6 +242,7 @@ impl Printer for HumanPrinter {
                 }
             }
             Event::UserMessageDelivered { text } => {
+                let text = sanitize(text);
                 let mut lines = text.lines();
                 let first = lines.next().unwrap_or_default();
                 self.line(out, &format!("› {first}"))?;
@@ -194,7 +254,8 @@ impl Printer for HumanPrinter {
                 if self.in_thinking {
                     self.line(out, "")?;
                 }
-                self.stream(out, text)?;
+                let text = self.text.push(text).into_owned();
+                self.stream(out, &text)?;
             }
             Event::ThinkingDelta { text } => {
                 if !self.in_thinking {
@@ -202,14 +263,17 @@ impl Printer for HumanPrinter {
                     self.line(out, &label)?;
                     self.in_thinking = true;
                 }
-                let text = self.paint(Style::Dim, text);
-                self.stream(out, &text)?;
+                let text = self.thinking.push(text).into_owned();
+                if !text.is_empty() {
+                    let text = self.paint(Style::Dim, &text);
+                    self.stream(out, &text)?;
+                }
             }
             Event::ToolCallReady {
                 name, arguments, ..
             } => {
                 let call = format!("→ {name} {}", preview(arguments));
-                let call = self.paint(Style::Cyan, &call);
+                let call = self.paint(Style::Cyan, &sanitize(&call));
                 self.line(out, &call)?;
             }
             Event::ToolRunEnd {
@@ -218,7 +282,7 @@ impl Printer for HumanPrinter {
                 ..
             } => {
                 let mark = self.paint(Style::Green, "✓");
-                self.line(out, &format!("  {mark} {summary}"))?;
+                self.line(out, &format!("  {mark} {}", sanitize(summary)))?;
             }
             Event::ToolRunEnd {
                 is_error: true,
@@ -226,15 +290,24 @@ impl Printer for HumanPrinter {
                 ..
             } => {
                 let mark = self.paint(Style::Red, "✗");
+                let output = sanitize(output);
                 for (index, text) in output.lines().take(ERROR_PREVIEW_LINES).enumerate() {
                     let lead = if index == 0 { &mark } else { " " };
                     self.line(out, &format!("  {lead} {text}"))?;
                 }
             }
-            Event::EditProposed { diff, .. } => self.diff(out, diff)?,
-            Event::ToolOutputDelta { text, .. } => self.tool_output(out, text)?,
+            Event::EditProposed { diff, .. } => self.diff(out, &sanitize(diff))?,
+            Event::ToolOutputDelta { call_id, text } => {
+                let text = self
+                    .outputs
+                    .entry(call_id.clone())
+                    .or_default()
+                    .push(text)
+                    .into_owned();
+                self.tool_output(out, &text)?;
+            }
             Event::ChecksReported { report, .. } => {
-                for text in report.lines() {
+                for text in sanitize(report).lines() {
                     let text = self.paint(Style::Dim, text);
                     self.line(out, &format!("  {text}"))?;
                 }
@@ -248,7 +321,7 @@ impl Printer for HumanPrinter {
                         format!("approved {} hunk(s)", hunks.len())
                     }
                     Some(Decision::Reject { reason }) => match reason {
-                        Some(reason) => format!("refused: {reason}"),
+                        Some(reason) => format!("refused: {}", sanitize(reason)),
                         None => "refused".to_string(),
                     },
                     None => "withdrawn".to_string(),
@@ -270,7 +343,7 @@ impl Printer for HumanPrinter {
                     ServerState::Ready { .. } => Style::Dim,
                     _ => Style::Red,
                 };
-                let line = self.paint(style, &format!("mcp: {server} {state}"));
+                let line = self.paint(style, &sanitize(&format!("mcp: {server} {state}")));
                 self.line(out, &line)?;
             }
             Event::Retrying {
@@ -284,7 +357,7 @@ impl Printer for HumanPrinter {
                 if *discarded {
                     text.push_str(" (the partial reply above is discarded)");
                 }
-                let line = self.paint(Style::Yellow, &format!("↻ {text}"));
+                let line = self.paint(Style::Yellow, &sanitize(&format!("↻ {text}")));
                 self.line(out, &line)?;
             }
             Event::Usage { session, .. } => self.usage = *session,
@@ -299,13 +372,13 @@ impl Printer for HumanPrinter {
                     ),
                     TurnOutcome::Interrupted => self.paint(Style::Dim, "— interrupted"),
                     TurnOutcome::Failed { message } => {
-                        self.paint(Style::Red, &format!("error: {message}"))
+                        self.paint(Style::Red, &format!("error: {}", sanitize(message)))
                     }
                     TurnOutcome::BudgetExhausted { report } => {
-                        self.paint(Style::Red, &format!("— {}", report.render()))
+                        self.paint(Style::Red, &format!("— {}", sanitize(&report.render())))
                     }
                     TurnOutcome::LoopDetected { message } => {
-                        self.paint(Style::Red, &format!("— {message}"))
+                        self.paint(Style::Red, &format!("— {}", sanitize(message)))
                     }
                 };
                 self.line(out, &text)?;
@@ -319,20 +392,21 @@ impl Printer for HumanPrinter {
                     "resumed session {session_id} ({} earlier messages)",
                     messages.len()
                 );
-                let line = self.paint(Style::Dim, &text);
+                let line = self.paint(Style::Dim, &sanitize(&text));
                 self.line(out, &line)?;
             }
             Event::TranscriptUnsaved { reason, .. } => {
                 let text = format!("warning: the session is no longer saved: {reason}");
-                let line = self.paint(Style::Red, &text);
+                let line = self.paint(Style::Red, &sanitize(&text));
                 self.line(out, &line)?;
             }
             Event::Undone { files, .. } => {
-                let line = self.paint(Style::Dim, &format!("undone: {}", files.join(", ")));
+                let text = format!("undone: {}", files.join(", "));
+                let line = self.paint(Style::Dim, &sanitize(&text));
                 self.line(out, &line)?;
             }
             Event::UndoFailed { message } => {
-                let line = self.paint(Style::Red, &format!("undo: {message}"));
+                let line = self.paint(Style::Red, &sanitize(&format!("undo: {message}")));
                 self.line(out, &line)?;
             }
             Event::Compacted {
@@ -346,7 +420,7 @@ impl Printer for HumanPrinter {
             }
             Event::CompactionFailed { reason } => {
                 let text = format!("warning: {}", compaction_failed_line(reason));
-                let line = self.paint(Style::Yellow, &text);
+                let line = self.paint(Style::Yellow, &sanitize(&text));
                 self.line(out, &line)?;
             }
             // The checkpoint ids are for session records (`--json` carries them).
@@ -584,5 +658,111 @@ mod tests {
         let shown = preview(&long);
         assert!(shown.chars().count() <= ARGS_PREVIEW_CHARS + 1);
         assert!(shown.ends_with('…'));
+    }
+
+    /// Every ESC in `printed` starts one of the printer's own colour codes.
+    fn only_own_colours(printed: &str) -> bool {
+        let own = [
+            "\x1b[2m", "\x1b[32m", "\x1b[31m", "\x1b[36m", "\x1b[33m", "\x1b[0m",
+        ];
+        printed
+            .match_indices('\x1b')
+            .all(|(at, _)| own.iter().any(|code| printed[at..].starts_with(code)))
+    }
+
+    /// Model text, thinking, tool output and results carrying OSC 52, a title, a link
+    /// and cursor movement, each split across deltas where it streams.
+    fn hostile_events() -> Vec<Event> {
+        let delta = |text: &str| Event::TextDelta { text: text.into() };
+        let thinking = |text: &str| Event::ThinkingDelta { text: text.into() };
+        let output = |text: &str| Event::ToolOutputDelta {
+            call_id: "c1".into(),
+            text: text.into(),
+        };
+        vec![
+            thinking("plan \x1b"),
+            thinking("]0;owned title\x07 done"),
+            delta("Copying \x1b"),
+            // Bookkeeping between two deltas does not cut the sequence in two.
+            Event::Usage {
+                call: Usage::default(),
+                session: Usage::default(),
+                session_cost_usd: None,
+                context_used: None,
+            },
+            delta("]52;c;cm0gLXJmIH4=\x07 now\n\x1b[1A"),
+            delta("\x1b[2Kapproved \x1b]8;;https://evil.test\x1b\\link\x1b]8;;\x1b\\\n"),
+            delta("\u{9b}2K cut \x1b"),
+            Event::ToolCallReady {
+                call_id: "c1".into(),
+                name: "shell\x1b[2J".into(),
+                arguments: "{\"command\": \"echo \\u001b]0;x\\u0007\"}".into(),
+            },
+            output("out \x1b["),
+            output("31mred\x1b]0;t"),
+            Event::ToolRunEnd {
+                call_id: "c1".into(),
+                is_error: true,
+                summary: "exit 1 \x1b[1A".into(),
+                output: "failed \x1b]52;c;eA==\x07\nnext \u{9d}0;t\u{9c}".into(),
+            },
+            Event::TurnEnd {
+                outcome: TurnOutcome::Failed {
+                    message: "boom \x1b]0;t\x07".into(),
+                },
+            },
+        ]
+    }
+
+    #[test]
+    fn no_escape_from_events_reaches_the_output_split_or_not() {
+        for color in [false, true] {
+            let mut printer = HumanPrinter::new(color);
+            let mut out = Vec::new();
+            for event in hostile_events() {
+                printer.print(&event, &mut out).unwrap();
+            }
+            let printed = String::from_utf8(out).unwrap();
+            let controls: Vec<char> = printed
+                .chars()
+                .filter(|c| c.is_control() && !matches!(c, '\n' | '\x1b'))
+                .collect();
+            assert!(controls.is_empty(), "{controls:?} in {printed:?}");
+            assert!(only_own_colours(&printed), "{printed:?}");
+            if !color {
+                assert!(!printed.contains('\x1b'), "{printed:?}");
+            }
+            for payload in ["52;c;", "0;owned", "8;;https", "]0;t"] {
+                assert!(!printed.contains(payload), "{payload:?} in {printed:?}");
+            }
+        }
+        let printed = render(&hostile_events());
+        assert!(
+            printed.contains("Copying ␛ now\n␛␛approved ␛link␛\n␛ cut ␛\n"),
+            "{printed}"
+        );
+        assert!(printed.contains("plan ␛ done"), "{printed}");
+        assert!(printed.contains("  │ out red␛"), "{printed}");
+    }
+
+    #[test]
+    fn approvals_write_hidden_characters_out() {
+        use crate::policy::CommandClass;
+
+        let text = render(&[Event::ApprovalNeeded {
+            call_id: "c1".into(),
+            why: "ask mode".into(),
+            request: ApprovalView::Command {
+                command: "cat notes\u{202e}txt.sh\u{200b} \x1b[2K".into(),
+                cwd: "./".into(),
+                class: CommandClass::Unknown,
+                reasons: Vec::new(),
+                protected: Vec::new(),
+            },
+        }]);
+        assert!(
+            text.contains("`cat notes⟨U+202E⟩txt.sh⟨U+200B⟩ ⟨U+001B⟩[2K`"),
+            "{text}"
+        );
     }
 }

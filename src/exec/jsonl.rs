@@ -3,11 +3,15 @@
 //!
 //! Owns: the line format and [`SCHEMA_VERSION`]. Does not own: the events themselves
 //! ([`crate::agent::protocol`]).
-//! Invariant: every line is one object with `schema_version` and `type`.
+//! Invariant: every line is one object with `schema_version` and `type`, and holds no
+//! control character a terminal would act on: serde escapes C0 controls (ESC included)
+//! in strings, and [`TerminalSafe`] escapes DEL and the C1 controls (an 8-bit CSI is
+//! U+009B) it leaves raw, so the stream is safe to print on a terminal as it is.
 
 use std::io::Write;
 
 use serde::Serialize;
+use serde_json::ser::{CompactFormatter, Formatter};
 
 use super::Printer;
 use crate::agent::Event;
@@ -32,8 +36,30 @@ impl Printer for JsonlPrinter {
             schema_version: SCHEMA_VERSION,
             event,
         };
-        serde_json::to_writer(&mut *out, &line)?;
+        let mut serializer = serde_json::Serializer::with_formatter(&mut *out, TerminalSafe);
+        line.serialize(&mut serializer)?;
         out.write_all(b"\n")
+    }
+}
+
+/// serde_json's compact format, with DEL and C1 controls inside strings written as
+/// `\u` escapes instead of raw: the same JSON to a parser, inert on a terminal.
+struct TerminalSafe;
+
+impl Formatter for TerminalSafe {
+    fn write_string_fragment<W>(&mut self, writer: &mut W, fragment: &str) -> std::io::Result<()>
+    where
+        W: ?Sized + Write,
+    {
+        let mut start = 0;
+        for (at, c) in fragment.char_indices() {
+            if matches!(c, '\u{7f}'..='\u{9f}') {
+                CompactFormatter.write_string_fragment(writer, &fragment[start..at])?;
+                write!(writer, "\\u{:04x}", u32::from(c))?;
+                start = at + c.len_utf8();
+            }
+        }
+        CompactFormatter.write_string_fragment(writer, &fragment[start..])
     }
 }
 
@@ -122,5 +148,22 @@ mod tests {
             lines[1],
             serde_json::json!({"schema_version": 1, "type": "tool_run_begin", "call_id": "c1"})
         );
+    }
+
+    #[test]
+    fn no_control_character_reaches_the_terminal_raw() {
+        let hostile = "\x1b]52;c;cm0gLXJmIH4=\x07 \u{9b}2K \u{9d}0;t\u{9c} \x7f é";
+        let event = Event::TextDelta {
+            text: hostile.into(),
+        };
+        let mut out = Vec::new();
+        JsonlPrinter.print(&event, &mut out).unwrap();
+        let line = String::from_utf8(out).unwrap();
+        assert!(line.trim_end().chars().all(|c| !c.is_control()), "{line:?}");
+        assert!(line.contains("\\u001b]52;c;"), "{line}");
+        assert!(line.contains("\\u009b2K"), "{line}");
+        // The same text to a JSON reader.
+        let parsed: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(parsed["text"], hostile);
     }
 }

@@ -7,7 +7,10 @@
 //! Does not own: when snapshots are taken or which turns are undone (the agent decides).
 //! Invariant: the user's repository gains objects only — its index, HEAD, refs, stash
 //! and config are never written — and blobs hold a file's exact bytes (no line-ending
-//! or clean filters), so a restore gives back exactly what was there.
+//! or clean filters), so a restore gives back exactly what was there. Files are read
+//! and restored through a handle of the root with no link followed
+//! ([`crate::beneath`]): a snapshot never reads, and an undo never writes or deletes,
+//! anything a link leads to.
 //!
 //! In a git work tree the objects go to that repository's object database; elsewhere
 //! to a private bare repository under duet's state directory. Either way the commits
@@ -18,6 +21,8 @@ mod undo;
 mod user_index;
 mod walk;
 
+pub use undo::UndoReport;
+
 use std::collections::HashMap;
 use std::fs::{self, Metadata};
 use std::io;
@@ -26,6 +31,8 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use git2::{Index, IndexEntry, IndexTime, ObjectType, Oid, Repository, Signature};
+
+use crate::beneath::{self, Meta, Root};
 
 use user_index::UserIndex;
 
@@ -51,6 +58,15 @@ pub enum CheckpointError {
     /// Undoing would overwrite changes made after the checkpoint; nothing was changed.
     #[error("changed since the checkpoint: {}", list_paths(.paths))]
     ChangedSince { paths: Vec<PathBuf> },
+    /// These paths now lead through a link (path, link): undoing would write or delete
+    /// whatever the link points at. Nothing was changed.
+    #[error(
+        "these paths lead through a symbolic link now: {}",
+        list_paths(&.paths.iter().map(|(path, _)| path.clone()).collect::<Vec<_>>())
+    )]
+    ThroughLink { paths: Vec<(PathBuf, PathBuf)> },
+    #[error("{0}")]
+    Files(#[from] beneath::Error),
 }
 
 fn io_error(path: &Path) -> impl FnOnce(io::Error) -> CheckpointError + '_ {
@@ -104,6 +120,15 @@ impl EntryKind {
             EntryKind::File => MODE_FILE,
             EntryKind::Executable => MODE_EXECUTABLE,
             EntryKind::Symlink => MODE_SYMLINK,
+        }
+    }
+
+    fn of_meta(meta: &Meta) -> Option<Self> {
+        match meta.kind() {
+            beneath::Kind::Symlink => Some(EntryKind::Symlink),
+            beneath::Kind::File if meta.mode() & 0o100 != 0 => Some(EntryKind::Executable),
+            beneath::Kind::File => Some(EntryKind::File),
+            beneath::Kind::Dir | beneath::Kind::Other => None,
         }
     }
 
@@ -194,6 +219,8 @@ pub struct CheckpointStore {
     inner: Mutex<Inner>,
     /// The directory snapshots cover; every path in a snapshot is relative to it.
     root: PathBuf,
+    /// The same directory, open: every file is read and restored through it.
+    handle: Root,
     /// The user's repository work tree contains the root.
     in_git: bool,
 }
@@ -203,8 +230,9 @@ impl CheckpointStore {
     /// bare repository at `private_repo` (created when missing).
     pub fn open(workspace: &Path, private_repo: &Path) -> Result<Self, CheckpointError> {
         let root = workspace.canonicalize().map_err(io_error(workspace))?;
-        let (repo, in_git) = match Repository::discover(&root) {
-            Ok(repo) if repo.workdir().is_some() => (repo, true),
+        let handle = Root::open(&root).map_err(io_error(&root))?;
+        let (repo, in_git) = match super::discover(&root) {
+            Ok(Some(repo)) if repo.workdir().is_some() => (repo, true),
             _ => (open_private(private_repo)?, false),
         };
         Ok(Self {
@@ -213,6 +241,7 @@ impl CheckpointStore {
                 hashes: HashCache::new(),
             }),
             root,
+            handle,
             in_git,
         })
     }
@@ -237,14 +266,13 @@ impl CheckpointStore {
             };
             let id = match known {
                 Some(id) => id,
-                None => match write_blob(repo, &self.root.join(&rel), kind, stat.len) {
+                None => match write_blob(repo, &self.handle, &rel, kind, stat.len) {
                     Ok(id) => id,
-                    // Deleted between listing and reading: it is simply not in this snapshot.
-                    Err(CheckpointError::Io { source, .. })
-                        if source.kind() == io::ErrorKind::NotFound =>
-                    {
-                        continue;
-                    }
+                    // Deleted between listing and reading, or its directory swapped for a
+                    // link: it is simply not in this snapshot.
+                    Err(CheckpointError::Files(
+                        beneath::Error::NotFound { .. } | beneath::Error::Link { .. },
+                    )) => continue,
                     Err(error) => return Err(error),
                 },
             };
@@ -296,15 +324,13 @@ impl CheckpointStore {
     /// Restores every path that changed within `turns` (each a before/after pair,
     /// newest first) to its state before the oldest of them. Fails without changing
     /// anything when a path's current content is not what the turn left (the user
-    /// changed it since). Returns the restored paths, relative to the root, sorted.
-    pub fn undo(
-        &self,
-        turns: &[(Checkpoint, Checkpoint)],
-    ) -> Result<Vec<PathBuf>, CheckpointError> {
+    /// changed it since) or when it now leads through a link. Reports the paths
+    /// restored and those left as they are (git metadata; a link that appeared while
+    /// the undo ran), relative to the root.
+    pub fn undo(&self, turns: &[(Checkpoint, Checkpoint)]) -> Result<UndoReport, CheckpointError> {
         let inner = self.lock();
-        let plan = undo::plan(&inner.repo, &self.root, turns)?;
-        undo::apply(&inner.repo, &self.root, &plan)?;
-        Ok(plan.paths())
+        let plan = undo::plan(&inner.repo, &self.handle, turns)?;
+        undo::apply(&inner.repo, &self.handle, &plan)
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -344,29 +370,31 @@ fn open_private(path: &Path) -> Result<Repository, CheckpointError> {
     }
 }
 
-/// Writes the file (or the symlink's target) at `abs` as a blob, byte for byte.
+/// Writes the file (or the symlink's target) at `rel` as a blob, byte for byte, read
+/// through the root handle.
 fn write_blob(
     repo: &Repository,
-    abs: &Path,
+    root: &Root,
+    rel: &Path,
     kind: EntryKind,
     len: u64,
 ) -> Result<Oid, CheckpointError> {
     if kind == EntryKind::Symlink {
-        let target = fs::read_link(abs).map_err(io_error(abs))?;
+        let target = root.read_link(rel)?;
         return Ok(repo.blob(&path_to_bytes(&target))?);
     }
     if len <= STREAM_ABOVE_BYTES {
-        let bytes = fs::read(abs).map_err(io_error(abs))?;
+        let bytes = root.read(rel)?;
         return Ok(repo.blob(&bytes)?);
     }
     let odb = repo.odb()?;
-    let mut file = fs::File::open(abs).map_err(io_error(abs))?;
+    let (mut file, _) = root.open_file(rel)?;
     let size = usize::try_from(len).map_err(|_| CheckpointError::Io {
-        path: abs.to_path_buf(),
+        path: rel.to_path_buf(),
         source: io::Error::other("too large to snapshot on this platform"),
     })?;
     let mut writer = odb.writer(size, ObjectType::Blob)?;
-    io::copy(&mut file, &mut writer).map_err(io_error(abs))?;
+    io::copy(&mut file, &mut writer).map_err(io_error(rel))?;
     Ok(writer.finalize()?)
 }
 

@@ -1,18 +1,35 @@
 //! Views of the git repository around the workspace, and checkpoints.
 //!
-//! Owns: finding the repository root and summarizing its state (branch, recent commits,
-//! staged / unstaged / untracked files) for the model's environment block; snapshots
-//! of the work tree and undoing turns ([`checkpoint`]); the branch and commit of
-//! `duet exec --done` ([`work_branch`]).
+//! Owns: finding the repository around the workspace ([`discover`], the one way duet
+//! opens it) and summarizing its state (branch, recent commits, staged / unstaged /
+//! untracked files) for the model's environment block; snapshots of the work tree and
+//! undoing turns ([`checkpoint`]); the branch and commit of `duet exec --done`
+//! ([`work_branch`]); the git program run as a child process ([`host`]).
 //! Invariant: outside [`work_branch`], nothing here writes to the repository's index,
 //! refs or config; the only thing ever added is unreferenced checkpoint objects.
+//!
+//! The repository's content, `.git/config` included, is untrusted (the model can
+//! change it). duet's own git work goes through libgit2, which runs no program for it:
+//! no hooks, no `core.fsmonitor`, no filter drivers (only the built-in line-ending and
+//! `ident` conversions; duet registers no other filter), no pagers, diff drivers or
+//! text conversions (libgit2 starts a process only for ssh transports, which duet never
+//! uses). It follows `include.path` and `includeIf` as git does, which only reads more
+//! config. What libgit2 does honour from a hostile config is where the work tree is and
+//! which repository is used, and [`discover`] fixes both: it opens only a
+//! `.git` directory or file found in the workspace or above it, never a bare repository
+//! found by walking up (git's `safe.bareRepository=explicit`), and the work tree is
+//! always the directory holding that `.git`, whatever `core.worktree` says (git's
+//! explicit `GIT_WORK_TREE`). libgit2 also checks that the repository belongs to the
+//! user (git's `safe.directory` rule, read from the user's own config only).
 
 pub mod checkpoint;
+pub mod host;
 pub mod work_branch;
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use git2::{Repository, Status, StatusOptions};
+use git2::{Repository, RepositoryOpenFlags, Status, StatusOptions};
 
 /// How many paths of each kind the summary names before it only counts.
 const LISTED_PATHS: usize = 10;
@@ -29,18 +46,55 @@ pub struct RepoSummary {
     pub untracked: Vec<String>,
 }
 
+/// The repository whose work tree holds `path` (a directory), opened for duet's own
+/// use (see the module doc): the nearest `.git` directory or file at `path` or above
+/// it, with the directory holding it as the work tree. `Ok(None)` when there is none,
+/// or when the nearest `.git` is a symbolic link (not followed).
+pub fn discover(path: &Path) -> Result<Option<Repository>, git2::Error> {
+    for dir in path.ancestors() {
+        let dot_git = dir.join(".git");
+        let Ok(meta) = dot_git.symlink_metadata() else {
+            continue;
+        };
+        if meta.file_type().is_symlink() {
+            tracing::info!(path = %dot_git.display(), "`.git` is a symbolic link; not used");
+            return Ok(None);
+        }
+        // NO_DOTGIT: open exactly this `.git`, never `dir` itself as a bare repository.
+        let flags = RepositoryOpenFlags::NO_SEARCH | RepositoryOpenFlags::NO_DOTGIT;
+        let repo = match Repository::open_ext(&dot_git, flags, std::iter::empty::<&OsStr>()) {
+            Ok(repo) => repo,
+            Err(error) if error.code() == git2::ErrorCode::NotFound => return Ok(None),
+            Err(error) => return Err(error),
+        };
+        if !repo.is_bare() && repo.workdir().map(normalized) != Some(normalized(dir)) {
+            tracing::info!(
+                workdir = ?repo.workdir(),
+                "the repository's config moves the work tree; duet uses {}",
+                dir.display()
+            );
+            repo.set_workdir(dir, false)?;
+        }
+        return Ok(Some(repo));
+    }
+    Ok(None)
+}
+
+/// `path` without a trailing separator, for comparing directories.
+fn normalized(path: &Path) -> PathBuf {
+    path.components().collect()
+}
+
 /// The working-tree root of the repository containing `path`, if any.
 pub fn repo_root(path: &Path) -> Option<PathBuf> {
-    let repo = Repository::discover(path).ok()?;
+    let repo = discover(path).ok()??;
     repo.workdir().map(Path::to_path_buf)
 }
 
 /// Summarizes the repository containing `path`; `Ok(None)` when there is none.
 pub fn summarize(path: &Path, commits: usize) -> Result<Option<RepoSummary>, git2::Error> {
-    let repo = match Repository::discover(path) {
-        Ok(repo) => repo,
-        Err(error) if error.code() == git2::ErrorCode::NotFound => return Ok(None),
-        Err(error) => return Err(error),
+    let Some(repo) = discover(path)? else {
+        return Ok(None);
     };
     let mut summary = RepoSummary {
         branch: branch_name(&repo),
@@ -117,7 +171,7 @@ fn recent_commits(repo: &Repository, limit: usize) -> Result<Vec<(String, String
 
 /// The commit HEAD points at, if any (a session's starting point for `/diff`).
 pub fn head_commit(path: &Path) -> Option<String> {
-    let repo = Repository::discover(path).ok()?;
+    let repo = discover(path).ok()??;
     let head = repo.head().ok()?.peel_to_commit().ok()?;
     Some(head.id().to_string())
 }
@@ -125,7 +179,13 @@ pub fn head_commit(path: &Path) -> Option<String> {
 /// Every change in the working tree since `commit` — staged, unstaged and untracked
 /// files alike — as a unified diff with paths relative to the repository root.
 pub fn diff_since(path: &Path, commit: &str) -> Result<String, git2::Error> {
-    let repo = Repository::discover(path)?;
+    let repo = discover(path)?.ok_or_else(|| {
+        git2::Error::new(
+            git2::ErrorCode::NotFound,
+            git2::ErrorClass::Repository,
+            format!("no git repository at {}", path.display()),
+        )
+    })?;
     let tree = repo.find_commit(git2::Oid::from_str(commit)?)?.tree()?;
     let mut options = git2::DiffOptions::new();
     options

@@ -72,8 +72,9 @@ pub struct FileChange {
 impl WorkRepo {
     /// The repository containing `workspace`.
     pub fn open(workspace: &Path) -> Result<Self, WorkBranchError> {
-        let repo = Repository::discover(workspace)
+        let repo = super::discover(workspace)
             .ok()
+            .flatten()
             .filter(|repo| repo.workdir().is_some())
             .ok_or_else(|| WorkBranchError::NotARepository(workspace.to_path_buf()))?;
         Ok(Self { repo })
@@ -84,30 +85,39 @@ impl WorkRepo {
         self.repo.workdir().unwrap_or_else(|| self.repo.path())
     }
 
-    /// Adds `pattern` to `.git/info/exclude` unless a line already says it.
+    /// Adds `pattern` to `.git/info/exclude` unless a line already says it. The file
+    /// is read and replaced through a handle of the git directory, never through a
+    /// link planted at it or at `info`.
     pub fn exclude(&self, pattern: &str) -> Result<(), WorkBranchError> {
-        let path = self.repo.path().join("info").join("exclude");
+        let relative = Path::new("info").join("exclude");
         let io_error = |source| WorkBranchError::Io {
-            path: path.clone(),
+            path: self.repo.path().join(&relative),
             source,
         };
-        let existing = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(error) => return Err(io_error(error)),
+        let refused = |error: crate::beneath::Error| io_error(std::io::Error::other(error));
+        let git_dir = crate::beneath::Root::open(self.repo.path()).map_err(io_error)?;
+        let existing = match git_dir.read(&relative) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(error) if error.is_not_found() => String::new(),
+            Err(error) => return Err(refused(error)),
         };
         if existing.lines().any(|line| line.trim() == pattern) {
             return Ok(());
-        }
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(io_error)?;
         }
         let separator = if existing.is_empty() || existing.ends_with('\n') {
             ""
         } else {
             "\n"
         };
-        std::fs::write(&path, format!("{existing}{separator}{pattern}\n")).map_err(io_error)
+        let text = format!("{existing}{separator}{pattern}\n");
+        let mode = match git_dir.metadata(&relative) {
+            Ok(Some(meta)) if meta.is_file() => Some(meta.mode()),
+            _ => None,
+        };
+        git_dir
+            .replace(&relative, text.as_bytes(), mode)
+            .map(drop)
+            .map_err(refused)
     }
 
     /// Fails with the changed paths when anything is staged, modified or untracked
@@ -170,7 +180,17 @@ impl WorkRepo {
 
     /// The changes from `start`'s tree to `tree`.
     pub fn changes(&self, start: Oid, tree: Oid) -> Result<Vec<FileChange>, WorkBranchError> {
-        let diff = self.diff(start, tree)?;
+        let old = self.repo.find_commit(start)?.tree()?.id();
+        self.changes_between_trees(old, tree)
+    }
+
+    /// The changes from the tree `old` to the tree `new`.
+    pub fn changes_between_trees(
+        &self,
+        old: Oid,
+        new: Oid,
+    ) -> Result<Vec<FileChange>, WorkBranchError> {
+        let diff = self.diff(old, new)?;
         let mut changes = Vec::with_capacity(diff.deltas().len());
         for (index, delta) in diff.deltas().enumerate() {
             let path = delta
@@ -211,7 +231,8 @@ impl WorkRepo {
 
     /// `git diff --stat` from `start`'s tree to `tree`.
     pub fn diff_stat(&self, start: Oid, tree: Oid) -> Result<String, WorkBranchError> {
-        let stats = self.diff(start, tree)?.stats()?;
+        let old = self.repo.find_commit(start)?.tree()?.id();
+        let stats = self.diff(old, tree)?.stats()?;
         let text = stats.to_buf(git2::DiffStatsFormat::FULL, 80)?;
         Ok(String::from_utf8_lossy(&text).into_owned())
     }
@@ -256,9 +277,9 @@ impl WorkRepo {
         Ok(index)
     }
 
-    fn diff(&self, start: Oid, tree: Oid) -> Result<git2::Diff<'_>, WorkBranchError> {
-        let old = self.repo.find_commit(start)?.tree()?;
-        let new = self.repo.find_tree(tree)?;
+    fn diff(&self, old: Oid, new: Oid) -> Result<git2::Diff<'_>, WorkBranchError> {
+        let old = self.repo.find_tree(old)?;
+        let new = self.repo.find_tree(new)?;
         let mut options = DiffOptions::new();
         options.context_lines(0);
         Ok(self

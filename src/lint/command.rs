@@ -1,5 +1,6 @@
-//! Running one configured check command: `sh -c` in the project root, with a time
-//! limit, its output (stdout and stderr together) kept to a head and a tail.
+//! Running one configured check command: `sh -c` in the project root, in the session's
+//! sandbox (a linter or a build runs the project's code), with a time limit, its
+//! output (stdout and stderr together) kept to a head and a tail.
 //!
 //! Owns: spawning, the timeout, stopping a command together with everything it started
 //! (its process group), and the bounded capture of output.
@@ -19,6 +20,7 @@ use tokio::io::{AsyncRead, AsyncReadExt as _};
 use tokio::process::{Child, Command};
 
 use crate::process_group::{self, ProcessGroup};
+use crate::shell::sandbox::Sandbox;
 
 /// How long a killed command may take to be reaped before it is left to the runtime.
 const REAP_GRACE: Duration = Duration::from_secs(2);
@@ -54,10 +56,32 @@ impl Run {
     }
 }
 
-/// Runs `script` with `sh -c` in `root`, stopping it after `limit`. The output keeps
-/// the first and last `output_cap / 2` bytes.
-pub(crate) async fn run(root: &Path, script: &str, limit: Duration, output_cap: usize) -> Run {
-    let mut child = match spawn(root, script) {
+/// Runs `script` with `sh -c` in `root` (inside `sandbox` when there is one),
+/// stopping it after `limit`. The output keeps the first and last `output_cap / 2`
+/// bytes.
+pub(crate) async fn run(
+    root: &Path,
+    script: &str,
+    limit: Duration,
+    output_cap: usize,
+    sandbox: Option<&Sandbox>,
+) -> Run {
+    let failed = |why: String| Run {
+        outcome: Outcome::Failed(why),
+        output: String::new(),
+    };
+    let (mut command, _report_dir) = match sandbox {
+        Some(sandbox) => match sandbox.command("sh", &["-c", script], root, &[]).await {
+            Ok(built) => built,
+            Err(error) => return failed(error.to_string()),
+        },
+        None => {
+            let mut command = Command::new("sh");
+            command.arg("-c").arg(script).current_dir(root);
+            (command, None)
+        }
+    };
+    let mut child = match spawn(&mut command) {
         Ok(child) => child,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
             return Run {
@@ -65,12 +89,7 @@ pub(crate) async fn run(root: &Path, script: &str, limit: Duration, output_cap: 
                 output: String::new(),
             };
         }
-        Err(error) => {
-            return Run {
-                outcome: Outcome::Failed(format!("could not start `sh`: {error}")),
-                output: String::new(),
-            };
-        }
+        Err(error) => return failed(format!("could not start `sh`: {error}")),
     };
     let group = ProcessGroup::of(&child);
     let output = Mutex::new(Capture::new(output_cap));
@@ -101,18 +120,14 @@ pub(crate) async fn run(root: &Path, script: &str, limit: Duration, output_cap: 
     Run { outcome, output }
 }
 
-fn spawn(root: &Path, script: &str) -> std::io::Result<Child> {
-    let mut command = Command::new("sh");
+fn spawn(command: &mut Command) -> std::io::Result<Child> {
     command
-        .arg("-c")
-        .arg(script)
-        .current_dir(root)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     // Its own process group, so a timeout stops the linter's children too.
-    process_group::isolate(&mut command);
+    process_group::isolate(command);
     command.spawn()
 }
 
@@ -217,7 +232,7 @@ mod tests {
 
     async fn sh(script: &str, limit: Duration) -> Run {
         let dir = tempfile::tempdir().unwrap();
-        run(dir.path(), script, limit, 4096).await
+        run(dir.path(), script, limit, 4096, None).await
     }
 
     #[tokio::test]
@@ -234,7 +249,14 @@ mod tests {
     async fn runs_in_the_root() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("marker"), "here").unwrap();
-        let result = run(dir.path(), "cat marker", Duration::from_secs(10), 4096).await;
+        let result = run(
+            dir.path(),
+            "cat marker",
+            Duration::from_secs(10),
+            4096,
+            None,
+        )
+        .await;
         assert_eq!(result.output, "here");
     }
 
@@ -255,7 +277,7 @@ mod tests {
         // The grandchild would touch the file after 3 s if it survived the kill.
         let script = "echo started; (sleep 3; touch survived) & sleep 30";
         let started = Instant::now();
-        let result = run(dir.path(), script, Duration::from_millis(500), 4096).await;
+        let result = run(dir.path(), script, Duration::from_millis(500), 4096, None).await;
         assert_eq!(result.outcome, Outcome::TimedOut);
         assert_eq!(result.output, "started\n");
         // Well before the 30 s sleep would end on its own.
@@ -272,7 +294,7 @@ mod tests {
         let limit = Duration::from_secs(60);
         let interrupted = tokio::time::timeout(
             Duration::from_millis(300),
-            run(dir.path(), script, limit, 4096),
+            run(dir.path(), script, limit, 4096, None),
         )
         .await;
         assert!(interrupted.is_err(), "the command should still be running");

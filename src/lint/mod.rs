@@ -38,6 +38,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use crate::pathglob::PathGlob;
+use crate::shell::sandbox::Sandbox;
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
 
@@ -236,6 +237,8 @@ pub struct Linter {
     parse_budget: Duration,
     /// The last parse of recently checked files.
     parses: Mutex<ParseCache>,
+    /// Where linters and turn checks run; `None` runs them unconfined (tests).
+    sandbox: Option<Arc<Sandbox>>,
 }
 
 impl Linter {
@@ -263,7 +266,15 @@ impl Linter {
             missing: Mutex::new(HashSet::new()),
             parse_budget: syntax::PARSE_BUDGET,
             parses: Mutex::new(ParseCache::default()),
+            sandbox: None,
         }
+    }
+
+    /// The same linter running its commands in `sandbox`: they run project code (a
+    /// linter's plugins, a build script), so they get what the shell gets.
+    pub fn with_sandbox(mut self, sandbox: Arc<Sandbox>) -> Self {
+        self.sandbox = Some(sandbox);
+        self
     }
 
     /// The same linter with another parse budget: tests on busy machines use a large
@@ -423,7 +434,14 @@ impl Linter {
         };
         // A zero from a config built in code must not stop every check at once.
         let limit = Duration::from_secs(seconds.max(1));
-        let run = command::run(&self.root, script, limit, kind.output_cap()).await;
+        let run = command::run(
+            &self.root,
+            script,
+            limit,
+            kind.output_cap(),
+            self.sandbox.as_deref(),
+        )
+        .await;
         if run.outcome == Outcome::NotFound {
             if self.mark_missing(template) {
                 report.note(not_found_note(kind.noun(), template, &run));

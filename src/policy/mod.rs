@@ -28,7 +28,10 @@ pub use command::{
     Classification, CommandClass, CommandContext, Reason, TrackedFiles, classify, simple_commands,
 };
 pub use external::{ExternalCall, ToolRule};
-pub use protected::{PatternError, ProtectedPaths, Protection};
+pub use protected::{
+    ExistingProtected, MAX_WALKED_DEPTH, MAX_WALKED_ENTRIES, PatternError, ProtectedPaths,
+    Protection,
+};
 pub use tracked::GitIndex;
 
 /// How much duet may do without asking.
@@ -91,8 +94,12 @@ pub enum Action {
     /// Create or replace a file. `before` is `None` for a new file.
     WriteFile {
         path: PathBuf,
-        /// The path as the user and model see it (relative to the workspace).
+        /// The path as the user and model see it (relative to the workspace): where the
+        /// file really is.
         display: String,
+        /// The path as the model gave it, when it goes through a symbolic link and so
+        /// differs from `display`: whoever decides sees both.
+        requested: Option<String>,
         before: Option<String>,
         after: String,
     },
@@ -201,17 +208,34 @@ pub struct Policy {
 }
 
 impl Policy {
-    /// The policy for the workspace at `root` (absolute, canonical).
+    /// The policy for the workspace at `root` (absolute, canonical). The repository's
+    /// active hooks directory (`core.hooksPath`, read from its configuration now,
+    /// without running anything) is protected too when it lies in the workspace.
     pub fn new(root: &Path, config: PolicyConfig) -> Self {
+        let mut protected = config.protected;
+        if let Some(hooks) = hooks_dir(root) {
+            protected.protect_hooks_dir(&hooks);
+        }
         Self {
             root: root.to_path_buf(),
-            protected: config.protected,
+            protected,
             auto_allow: config.auto_allow,
         }
     }
 
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// The protected paths, the hooks directory included.
+    pub fn protected(&self) -> &ProtectedPaths {
+        &self.protected
+    }
+
+    /// The protected paths that exist in the workspace now, relative to its root (a
+    /// bounded walk: see [`ProtectedPaths::existing_in`]).
+    pub fn existing_protected(&self) -> ExistingProtected {
+        self.protected.existing_in(&self.root)
     }
 
     /// Classifies `action`; `tracked` says which files git tracks.
@@ -257,8 +281,8 @@ impl Policy {
                 Verdict::Deny {
                     reason: format!(
                         "duet is in read-only mode and this is {} ({}), so it was not run. \
-                         Only read-only commands (ls, cat, rg, git status/log/diff, cargo \
-                         check, ...) run in this mode.",
+                         Only read-only commands (ls, cat, rg, git status/log/diff, ...) run \
+                         in this mode; builds and tests run the project's code and do not.",
                         classification.class.described(),
                         classification.summary()
                     ),
@@ -315,6 +339,26 @@ fn judge_write(mode: ApprovalMode, display: &str, protection: Option<&Protection
         },
         (ApprovalMode::AutoEdit | ApprovalMode::Auto, None) => Verdict::Allow,
     }
+}
+
+/// The repository's `core.hooksPath` relative to `root`, when it is set and lies in the
+/// workspace. Read with libgit2, which runs nothing.
+fn hooks_dir(root: &Path) -> Option<PathBuf> {
+    let repo = git2::Repository::discover(root).ok()?;
+    let configured = repo.config().ok()?.get_path("core.hooksPath").ok()?;
+    // A relative hooks path is relative to where hooks run: the top of the work tree.
+    let absolute = match repo.workdir() {
+        Some(workdir) => workdir.join(configured),
+        None => repo.path().join(configured),
+    };
+    let absolute = absolute.canonicalize().unwrap_or(absolute);
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let relative = absolute.strip_prefix(&root).ok()?;
+    let plain = relative.components().next().is_some()
+        && relative
+            .components()
+            .all(|component| matches!(component, std::path::Component::Normal(_)));
+    plain.then(|| relative.to_path_buf())
 }
 
 fn protected_why(protections: &[Protection]) -> String {
@@ -396,6 +440,7 @@ mod tests {
         Action::WriteFile {
             path: Path::new(ROOT).join(path),
             display: path.into(),
+            requested: None,
             before: None,
             after: "x".into(),
         }
@@ -592,6 +637,76 @@ mod tests {
             kind(verdict(&policy, ApprovalMode::Auto, &write("secrets/a"))),
             "ask"
         );
+    }
+
+    /// A new repository whose `core.hooksPath` is `hooks`.
+    fn repository_with_hooks_in(hooks: &str) -> (tempfile::TempDir, PathBuf, git2::Repository) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let repo = git2::Repository::init(&root).unwrap();
+        repo.config()
+            .unwrap()
+            .set_str("core.hooksPath", hooks)
+            .unwrap();
+        (dir, root, repo)
+    }
+
+    #[test]
+    fn the_repositorys_hooks_directory_is_protected_from_its_config() {
+        let (_dir, root, repo) = repository_with_hooks_in("tools/hooks");
+        let policy = Policy::new(&root, PolicyConfig::default());
+        let write = Action::WriteFile {
+            path: root.join("tools/hooks/pre-commit"),
+            display: "tools/hooks/pre-commit".into(),
+            requested: None,
+            before: None,
+            after: "x".into(),
+        };
+        let Verdict::Ask { why } =
+            policy.judge(ApprovalMode::Auto, &policy.assess(&write, &Tracked(&[])))
+        else {
+            panic!("auto mode wrote the active hooks directory unasked");
+        };
+        assert!(
+            why.contains("tools/hooks/pre-commit is protected (git hooks)"),
+            "{why}"
+        );
+        let command = Action::RunCommand {
+            command: "echo x > tools/hooks/pre-push".into(),
+            cwd: "./".into(),
+            dir: root.clone(),
+        };
+        assert!(matches!(
+            policy.judge(ApprovalMode::Auto, &policy.assess(&command, &Tracked(&[]))),
+            Verdict::Ask { .. }
+        ));
+
+        // Outside the workspace, or not set: nothing more is protected.
+        repo.config()
+            .unwrap()
+            .set_str("core.hooksPath", "/elsewhere/hooks")
+            .unwrap();
+        let policy = Policy::new(&root, PolicyConfig::default());
+        assert!(
+            policy
+                .protected()
+                .check(Path::new("tools/hooks/x"))
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn existing_protected_paths_include_the_hooks_directory() {
+        let (_dir, root, _repo) = repository_with_hooks_in("tools/hooks");
+        std::fs::create_dir_all(root.join("tools/hooks")).unwrap();
+        std::fs::write(root.join("tools/hooks/pre-commit"), "x").unwrap();
+        std::fs::write(root.join("tools/build.sh"), "x").unwrap();
+        let existing = Policy::new(&root, PolicyConfig::default()).existing_protected();
+        assert_eq!(
+            existing.paths,
+            [PathBuf::from(".git"), PathBuf::from("tools/hooks")]
+        );
+        assert!(existing.complete);
     }
 
     #[test]

@@ -5,11 +5,11 @@
 //! index.
 //! Does not own: what "tracked" means for a command (`command::paths`).
 //! Invariant: read-only; a path is untracked only when git says so (or there is no
-//! repository); when the index cannot be read, every path counts as tracked.
+//! repository, or it is not a path git can track: the work tree's root, or a path with
+//! `.`, `..` or a NUL byte in it); when the index cannot be read, every path counts as
+//! tracked. Never panics, whatever the path.
 
-use std::path::{Path, PathBuf};
-
-use git2::{ErrorCode, Repository};
+use std::path::{Component, Path, PathBuf};
 
 use super::TrackedFiles;
 
@@ -28,10 +28,8 @@ impl GitIndex {
     }
 
     fn lookup(&self, path: &Path) -> Result<bool, git2::Error> {
-        let repo = match Repository::discover(&self.root) {
-            Ok(repo) => repo,
-            Err(error) if error.code() == ErrorCode::NotFound => return Ok(false),
-            Err(error) => return Err(error),
+        let Some(repo) = crate::git::discover(&self.root)? else {
+            return Ok(false);
         };
         let Some(workdir) = repo.workdir() else {
             return Ok(false);
@@ -40,8 +38,23 @@ impl GitIndex {
         let Ok(in_repo) = absolute.strip_prefix(workdir) else {
             return Ok(false);
         };
+        // git2's lookup panics on a path it cannot store (the root itself, a `..`, a
+        // NUL): none of those is a tracked file.
+        if !is_index_path(in_repo) {
+            return Ok(false);
+        }
         Ok(repo.index()?.get_path(in_repo, 0).is_some())
     }
+}
+
+/// A path the index can hold: one or more plain names, no NUL byte.
+fn is_index_path(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    path.components().next().is_some()
+        && path
+            .components()
+            .all(|component| matches!(component, Component::Normal(_)))
+        && !path.as_os_str().as_bytes().contains(&0)
 }
 
 impl TrackedFiles for GitIndex {
@@ -56,6 +69,7 @@ impl TrackedFiles for GitIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use git2::Repository;
 
     #[test]
     fn the_index_says_what_is_tracked() {
@@ -75,6 +89,20 @@ mod tests {
         assert!(!tracked.is_tracked(Path::new("missing.rs")));
         // From a workspace below the repository root, paths are relative to it.
         assert!(GitIndex::new(&root.join("src")).is_tracked(Path::new("lib.rs")));
+    }
+
+    #[test]
+    fn the_root_and_paths_git_cannot_store_are_untracked_not_a_crash() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        Repository::init(&root).unwrap();
+        let tracked = GitIndex::new(&root);
+        for path in ["", ".", "..", "./a", "a/../b", "a\0b"] {
+            assert!(!tracked.is_tracked(Path::new(path)), "{path:?}");
+        }
+        // From a workspace below the repository root, its root is a path in the index.
+        std::fs::create_dir(root.join("sub")).unwrap();
+        assert!(!GitIndex::new(&root.join("sub")).is_tracked(Path::new("")));
     }
 
     #[test]

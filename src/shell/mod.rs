@@ -5,9 +5,10 @@
 //! (its cwd, environment, functions and background jobs persist), replacing it when it
 //! died, and the [`Outcome`] of each command: cleaned output, exit status, duration,
 //! final directory, and how a stopped command was stopped.
-//! Every shell starts without the inherited variables that look like credentials
-//! ([`secrets`]) and, when configured, inside the [`sandbox`] (no network, writes only
-//! to the workspace and the temp dir); [`Shell::protections`] says what is active.
+//! Every shell starts with only the inherited variables the [`environment`] policy
+//! allows and, unless the user turned it off, inside the [`sandbox`]; when the sandbox
+//! lacks a layer the config does not accept, no shell starts.
+//! [`Shell::protections`] says what is active.
 //! Does not own: permission (the `shell` tool asks the approver first), or clipping and
 //! wording for the model (the tool).
 //! Invariant: at most one command runs in the main shell at a time, a command's
@@ -19,6 +20,7 @@
 //! is unavailable (such commands run into their time limit) and background jobs are
 //! only stopped through the shell's own SIGHUP handling.
 
+pub mod environment;
 mod framing;
 mod procfs;
 pub mod sandbox;
@@ -26,15 +28,16 @@ mod screen;
 pub mod secrets;
 mod session;
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::policy::ProtectedPaths;
+use environment::EnvironmentPolicy;
 use framing::Flavor;
-use sandbox::{Confinement, Plan, Protections, SandboxConfig};
+use sandbox::{Protections, Sandbox, SandboxConfig};
 use secrets::SecretFilter;
 use session::{Launch, Session};
 
@@ -56,7 +59,8 @@ pub struct ShellConfig {
     /// Where full outputs of clipped results are saved; `None` means a private
     /// temporary directory that lives as long as the [`Shell`].
     pub outputs_dir: Option<PathBuf>,
-    /// Inherited variables the shell does not get.
+    /// Inherited variables the shell gets although the environment policy would
+    /// withhold them (`keep`), or must not get whatever they are called (`extra`).
     pub secrets: SecretFilter,
     /// How to confine every shell; `None` runs them unconfined.
     pub sandbox: Option<SandboxConfig>,
@@ -102,6 +106,11 @@ pub struct Outcome {
     /// command whose caller went away), so this command ran in a new shell started
     /// in the workspace root: earlier cwd, environment and jobs are gone.
     pub replaced_shell: bool,
+    /// Protected paths that did not exist when the shell started and do now (relative
+    /// to the workspace): the command made them, which the sandbox cannot prevent for
+    /// names that did not exist. They are read-only from the next command on, which
+    /// runs in a new shell.
+    pub protected_created: Vec<PathBuf>,
 }
 
 /// How a command ended.
@@ -171,18 +180,8 @@ pub struct Shell {
     /// The main shell's directory, readable while a command runs.
     cwd: Mutex<PathBuf>,
     own_outputs_dir: OnceLock<Option<tempfile::TempDir>>,
-    /// Inherited variables removed from every shell's environment.
-    hidden_env: Vec<OsString>,
-    /// Settled by the first probe of the sandbox.
-    sandbox: tokio::sync::OnceCell<SandboxState>,
-}
-
-/// How this session's shells are confined, and what that amounts to.
-#[derive(Debug)]
-struct SandboxState {
-    /// `None`: shells start directly, unconfined.
-    plan: Option<Plan>,
-    protections: Protections,
+    /// Confines every shell, settled by its first probe.
+    sandbox: Arc<Sandbox>,
 }
 
 impl std::fmt::Debug for Shell {
@@ -196,39 +195,41 @@ impl std::fmt::Debug for Shell {
 }
 
 impl Shell {
-    /// A shell for the workspace at `root`. Nothing starts until the first command.
+    /// A shell for the workspace at `root`, in a sandbox of its own protecting the
+    /// default protected paths. Nothing starts until the first command.
     pub fn new(root: &Path, config: ShellConfig) -> Self {
+        let sandbox = Arc::new(Sandbox::new(
+            root,
+            config.sandbox.clone(),
+            ProtectedPaths::default(),
+            &EnvironmentPolicy::from_filter(&config.secrets),
+        ));
+        Self::with_sandbox(root, config, sandbox)
+    }
+
+    /// A shell for `root` confined by `sandbox`, which other programs of the session
+    /// (checks, linters) share.
+    pub fn with_sandbox(root: &Path, config: ShellConfig, sandbox: Arc<Sandbox>) -> Self {
         Self {
             root: root.to_path_buf(),
             main: tokio::sync::Mutex::new(None),
             cwd: Mutex::new(root.to_path_buf()),
             own_outputs_dir: OnceLock::new(),
-            hidden_env: hidden_env(&config.secrets),
-            sandbox: tokio::sync::OnceCell::new(),
+            sandbox,
             config,
         }
     }
 
     /// What protects the user from this shell's commands. The first call runs the
     /// sandbox launcher once to learn what this machine allows; every shell started
-    /// later is checked to have at least that.
+    /// later must hold at least that.
     pub async fn protections(&self) -> Protections {
-        self.sandbox().await.protections.clone()
+        self.sandbox.protections().await
     }
 
-    async fn sandbox(&self) -> &SandboxState {
-        self.sandbox
-            .get_or_init(|| async {
-                let state = settle_sandbox(
-                    self.config.sandbox.as_ref(),
-                    &self.root,
-                    self.hidden_env.len(),
-                )
-                .await;
-                tracing::info!(protections = ?state.protections, "shell protections");
-                state
-            })
-            .await
+    /// The sandbox the shell runs in.
+    pub fn sandbox(&self) -> &Arc<Sandbox> {
+        &self.sandbox
     }
 
     pub fn root(&self) -> &Path {
@@ -268,7 +269,12 @@ impl Shell {
     /// Runs a command in the main shell, starting (or replacing) it as needed.
     pub async fn run(&self, request: Request<'_>) -> Result<Outcome, ShellError> {
         let mut main = self.main.lock().await;
-        let replaced_shell = main.as_ref().is_some_and(Session::unusable);
+        // A shell started under another view of the workspace (the mode turned
+        // read-only, or back) is replaced like one that died.
+        let view = self.sandbox.view();
+        let replaced_shell = main
+            .as_ref()
+            .is_some_and(|session| session.unusable() || session.view != view);
         if replaced_shell {
             *main = None;
             self.set_cwd(&self.root);
@@ -279,6 +285,7 @@ impl Shell {
         };
         let mut outcome = run_in(session, &self.config, request).await?;
         outcome.replaced_shell = replaced_shell;
+        outcome.protected_created = self.sandbox.newly_protected(&session.protected);
         if session.unusable() {
             *main = None;
             outcome.cwd = self.root.clone();
@@ -295,20 +302,35 @@ impl Shell {
             .filter(|cwd| cwd.is_dir())
             .unwrap_or_else(|| self.root.clone());
         let mut session = self.start(&cwd).await?;
-        run_in(&mut session, &self.config, request).await
+        let mut outcome = run_in(&mut session, &self.config, request).await?;
+        outcome.protected_created = self.sandbox.newly_protected(&session.protected);
+        Ok(outcome)
     }
 
     /// Starts the configured shell, falling back to bash when `$SHELL` fails.
     async fn start(&self, cwd: &Path) -> Result<Session, ShellError> {
-        let sandbox = self.sandbox().await.plan.as_ref();
+        let sandbox = self
+            .sandbox
+            .plan()
+            .await
+            .map_err(|error| ShellError::Start {
+                program: "the shell".into(),
+                reason: error.to_string(),
+            })?;
+        let protected = sandbox
+            .map(|(plan, _)| plan.protected_now())
+            .unwrap_or_default();
         let mut last_error = None;
         for (program, flavor) in self.programs() {
             let launch = Launch {
                 program: &program,
                 flavor,
                 cwd,
-                hidden_env: &self.hidden_env,
+                environment: self.sandbox.environment(),
                 sandbox,
+                read_only: self.sandbox.workspace_read_only(),
+                protected: &protected,
+                view: self.sandbox.view(),
             };
             match Session::start(&launch).await {
                 Ok(session) => return Ok(session),
@@ -342,40 +364,6 @@ impl Shell {
             Err(poisoned) => *poisoned.into_inner() = cwd.to_path_buf(),
         }
     }
-}
-
-/// Probes the sandbox, if there is one, and says what protects the shells.
-async fn settle_sandbox(
-    config: Option<&SandboxConfig>,
-    root: &Path,
-    secrets_scrubbed: usize,
-) -> SandboxState {
-    let (plan, confinement) = match config {
-        None => (
-            None,
-            Confinement::none("the sandbox is turned off ([sandbox] enabled = false)"),
-        ),
-        Some(config) => match Plan::probe(config, root, &std::env::temp_dir()).await {
-            Ok(plan) => {
-                let promised = plan.promised().clone();
-                (Some(plan), promised)
-            }
-            Err(unconfined) => (None, unconfined),
-        },
-    };
-    SandboxState {
-        plan,
-        protections: Protections::new(confinement, secrets_scrubbed),
-    }
-}
-
-/// The names of duet's own environment that its shells must not inherit. Variables
-/// the session sets itself (`AWS_PAGER`) are replaced anyway, so they do not count.
-fn hidden_env(filter: &SecretFilter) -> Vec<OsString> {
-    let names = std::env::vars_os()
-        .map(|(name, _)| name)
-        .filter(|name| !session::sets_itself(name));
-    filter.hidden(names)
 }
 
 async fn run_in(

@@ -12,11 +12,24 @@ use std::ffi::{OsStr, OsString};
 /// Names (upper-cased) that are credentials wherever they appear.
 const EXACT: &[&str] = &["GITHUB_TOKEN", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"];
 /// Endings that mark a credential: `FOO_API_KEY`, and the bare `API_KEY` too.
-const SUFFIXES: &[&str] = &["API_KEY", "TOKEN", "SECRET", "SECRET_KEY"];
+const SUFFIXES: &[&str] = &[
+    "API_KEY",
+    "KEY",
+    "TOKEN",
+    "SECRET",
+    "SECRET_KEY",
+    "PASS",
+    "PASSWD",
+    "AUTH",
+    "DSN",
+];
+/// Endings that mark a credential only after another word: `MYSQL_PWD`, never the
+/// shell's own `PWD`.
+const QUALIFIED_SUFFIXES: &[&str] = &["_PWD"];
 /// Prefixes whose whole family is sensitive.
 const PREFIXES: &[&str] = &["AWS_"];
 /// Anywhere in the name.
-const INFIXES: &[&str] = &["PASSWORD"];
+const INFIXES: &[&str] = &["PASSWORD", "CREDENTIAL"];
 
 /// The variables to hide from the shell.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -52,12 +65,16 @@ impl SecretFilter {
 }
 
 /// Whether `name` is shaped like a credential variable (case-insensitive): one of
-/// `*_API_KEY`, `*_TOKEN`, `*_SECRET`, `*_SECRET_KEY`, `*PASSWORD*`, `AWS_*`,
-/// `GITHUB_TOKEN`, `ANTHROPIC_API_KEY`, `OPENAI_API_KEY`.
+/// `*_KEY`, `*_TOKEN`, `*_SECRET`, `*_PASS`, `*_PASSWD`, `*_PWD`, `*_AUTH`, `*_DSN`,
+/// `*PASSWORD*`, `*CREDENTIAL*`, `AWS_*`, `GITHUB_TOKEN`, `ANTHROPIC_API_KEY`,
+/// `OPENAI_API_KEY`.
 pub fn looks_like_secret(name: &str) -> bool {
     let name = name.to_ascii_uppercase();
     EXACT.contains(&name.as_str())
         || SUFFIXES.iter().any(|suffix| ends_with_word(&name, suffix))
+        || QUALIFIED_SUFFIXES
+            .iter()
+            .any(|suffix| name.len() > suffix.len() && name.ends_with(suffix))
         || PREFIXES.iter().any(|prefix| name.starts_with(prefix))
         || INFIXES.iter().any(|infix| name.contains(infix))
 }
@@ -92,6 +109,16 @@ mod tests {
             "AWS_PROFILE",
             "github_token",
             "my_api_key",
+            "STRIPE_KEY",
+            "AZURE_OPENAI_KEY",
+            "SSH_PRIVATE_KEY",
+            "DB_PASS",
+            "MYSQL_PWD",
+            "SENTRY_DSN",
+            "GOOGLE_CREDENTIALS",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "REDIS_AUTH",
+            "npm_config__auth",
         ] {
             assert!(looks_like_secret(name), "{name} should be a secret");
         }
@@ -112,6 +139,10 @@ mod tests {
             "API_KEY_HELP",
             "MY_AWS_REGION",
             "SSH_AUTH_SOCK",
+            "PWD",
+            "OLDPWD",
+            "BYPASS",
+            "KEYMAP",
         ] {
             assert!(!looks_like_secret(name), "{name} should not be a secret");
         }

@@ -26,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::framing::{COMMAND_FILE, CWD_FILE, Flavor, Frame, Scanner, new_nonce};
 use super::procfs::{self, TerminalReader};
-use super::sandbox::Plan;
+use super::sandbox::{Plan, View};
 use super::screen::Screen;
 use super::{End, Outcome, Recovery, ShellConfig, ShellError, ShellExit};
 
@@ -50,6 +50,8 @@ const INPUT_WAIT_CONFIRM: Duration = Duration::from_millis(100);
 /// Frames buffered between the reader thread and the session.
 const FRAME_BUFFER: usize = 64;
 const READ_BUFFER: usize = 64 * 1024;
+/// The most of the cwd file read: a path, never more than the kernel's limit.
+const MAX_CWD_BYTES: u64 = 4096;
 
 /// Set for every command: pagers print, editors return at once, and prompts for
 /// credentials or confirmation fail instead of waiting for a person.
@@ -71,13 +73,6 @@ const NON_INTERACTIVE_ENV: &[(&str, &str)] = &[
     // Empty: the shell keeps no history file even if it dies before its setup ran.
     ("HISTFILE", ""),
 ];
-
-/// Whether the session gives the variable `name` a value of its own.
-pub(super) fn sets_itself(name: &OsStr) -> bool {
-    NON_INTERACTIVE_ENV
-        .iter()
-        .any(|(own, _)| OsStr::new(own) == name)
-}
 
 /// Inherited variables that would change how the shell starts or prompts.
 const REMOVED_ENV: &[&str] = &[
@@ -149,10 +144,17 @@ pub(super) struct Launch<'a> {
     pub program: &'a Path,
     pub flavor: Flavor,
     pub cwd: &'a Path,
-    /// Inherited variables the shell must not see.
-    pub hidden_env: &'a [OsString],
-    /// Start the shell through the sandbox launcher, under this plan.
-    pub sandbox: Option<&'a Plan>,
+    /// The inherited variables the shell gets (the environment policy's).
+    pub environment: &'a [(OsString, OsString)],
+    /// Start the shell through the sandbox launcher, under this plan, reporting into a
+    /// directory under this one.
+    pub sandbox: Option<(&'a Plan, &'a Path)>,
+    /// The workspace is read-only for this shell.
+    pub read_only: bool,
+    /// The protected paths mounted read-only for this shell.
+    pub protected: &'a [PathBuf],
+    /// The sandbox's view the shell starts under.
+    pub view: u64,
 }
 
 pub(super) struct Session {
@@ -163,13 +165,26 @@ pub(super) struct Session {
     frames: mpsc::Receiver<Frame>,
     exit: watch::Receiver<Option<ShellExit>>,
     /// The setup script, the command file and the cwd file; removed with the session.
-    scratch: TempDir,
+    /// In the sandbox it lies in the private `/tmp`, where commands can write too.
+    _scratch: TempDir,
+    /// The scratch directory itself, opened before the shell started: files in it are
+    /// reached through this handle, never through a path a command could replace.
+    scratch_handle: fs::File,
+    /// The sandbox launcher's report, where commands cannot reach it.
+    report_dir: Option<TempDir>,
     /// The scratch `command` file, kept open: each command is written over the last.
     command_file: fs::File,
     /// The PTY's slave device (`/dev/pts/N`), to recognise reads from the terminal.
     tty: Option<PathBuf>,
     next_id: u64,
     cwd: PathBuf,
+    /// The shell's own process group, the terminal's foreground group while no
+    /// command runs (in the sandbox the shell is not the process duet started).
+    shell_group: Option<i32>,
+    /// The sandbox's view this shell was started under.
+    pub(super) view: u64,
+    /// The protected paths read-only in this shell.
+    pub(super) protected: Vec<PathBuf>,
     /// A command was typed and its end not seen: its caller went away mid-run.
     busy: bool,
     /// The shell exited or was given up on; it must be replaced.
@@ -190,13 +205,34 @@ impl Session {
             program: launch.program.display().to_string(),
             reason,
         };
-        let scratch = tempfile::Builder::new()
-            .prefix("duet-shell-")
-            .tempdir()
-            .map_err(|error| failed(format!("cannot create its scratch directory: {error}")))?;
+        let mut scratch = tempfile::Builder::new();
+        scratch.prefix("duet-shell-");
+        let scratch = match sandbox {
+            Some((plan, _)) => scratch.tempdir_in(plan.private_tmp()),
+            None => scratch.tempdir(),
+        }
+        .map_err(|error| failed(format!("cannot create its scratch directory: {error}")))?;
+        let report_dir = match sandbox {
+            Some((_, reports)) => Some(
+                tempfile::Builder::new()
+                    .prefix("shell-")
+                    .tempdir_in(reports)
+                    .map_err(|error| {
+                        failed(format!("cannot create its report directory: {error}"))
+                    })?,
+            ),
+            None => None,
+        };
+        let scratch_handle = fs::File::open(scratch.path())
+            .map_err(|error| failed(format!("cannot open its scratch directory: {error}")))?;
+        // Where the shell sees its scratch directory: under `/tmp` in the sandbox.
+        let seen = |path: &Path| match sandbox {
+            Some((plan, _)) => plan.inside_path(path),
+            None => path.to_path_buf(),
+        };
         let nonce = new_nonce();
         let script = scratch.path().join("init");
-        fs::write(&script, flavor.init_script(&nonce, scratch.path()))
+        fs::write(&script, flavor.init_script(&nonce, &seen(scratch.path())))
             .map_err(|error| failed(format!("cannot write its setup script: {error}")))?;
         let command_file = fs::OpenOptions::new()
             .write(true)
@@ -214,7 +250,7 @@ impl Session {
             .map_err(|error| failed(format!("cannot open a terminal: {error:#}")))?;
         let child = pty
             .slave
-            .spawn_command(command(launch, scratch.path()))
+            .spawn_command(command(launch, report_dir.as_ref().map(TempDir::path)))
             .map_err(|error| failed(format!("{error:#}")))?;
         // Only the shell holds the slave side, so its end closes the terminal.
         drop(pty.slave);
@@ -241,10 +277,15 @@ impl Session {
             pid,
             frames,
             exit,
-            scratch,
+            _scratch: scratch,
+            scratch_handle,
+            report_dir,
             command_file,
             next_id: 1,
             cwd: cwd.to_path_buf(),
+            shell_group: None,
+            view: launch.view,
+            protected: launch.protected.to_vec(),
             busy: false,
             dead: false,
         };
@@ -254,19 +295,26 @@ impl Session {
         spawn_reader(reader, Scanner::new(&nonce), frames_tx)
             .map_err(|error| failed(format!("cannot read its terminal: {error}")))?;
         session
-            .type_text(&flavor.source_line(&script))
+            .type_text(&flavor.source_line(&seen(&script)))
             .map_err(|error| failed(format!("cannot write to its terminal: {error}")))?;
+        let report_dir = session
+            .report_dir
+            .as_ref()
+            .map(|dir| dir.path().to_path_buf());
         if let Err(reason) = session.await_ready().await {
             // The launcher's own account says more than "it exited".
-            let launch_failure =
-                sandbox.and_then(|plan| plan.launch_failure(session.scratch.path()));
+            let launch_failure = sandbox
+                .zip(report_dir.as_deref())
+                .and_then(|((plan, _), dir)| plan.launch_failure(dir));
             return Err(failed(launch_failure.unwrap_or(reason)));
         }
-        if let Some(plan) = sandbox {
+        if let Some(((plan, _), dir)) = sandbox.zip(report_dir.as_deref()) {
             // The setup script ran, but no command has: a shell that got less than the
             // probe promised is dropped (and killed) before it is given one.
-            plan.verify(session.scratch.path()).map_err(failed)?;
+            plan.verify(dir).map_err(failed)?;
         }
+        // Idle at its prompt, the shell's own group has the terminal.
+        session.shell_group = session.master.process_group_leader();
         Ok(session)
     }
 
@@ -353,6 +401,7 @@ impl Session {
             cwd: self.cwd.clone(),
             end,
             replaced_shell: false,
+            protected_created: Vec::new(),
         })
     }
 
@@ -483,7 +532,7 @@ impl Session {
     fn foreground_job(&self) -> Option<i32> {
         self.master
             .process_group_leader()
-            .filter(|&group| group != self.pid && group > 0)
+            .filter(|&group| group > 0 && group != self.pid && Some(group) != self.shell_group)
     }
 
     /// Writes `command` over the last one in the command file, ended by a NUL (the
@@ -506,7 +555,7 @@ impl Session {
     /// reported (the file holds it up to a NUL, and is only rewritten on a change).
     fn finished(&mut self) {
         self.busy = false;
-        if let Ok(mut cwd) = fs::read(self.scratch.path().join(CWD_FILE)) {
+        if let Ok(mut cwd) = self.read_scratch(CWD_FILE) {
             if let Some(end) = cwd.iter().position(|&byte| byte == 0) {
                 cwd.truncate(end);
             }
@@ -514,6 +563,30 @@ impl Session {
                 self.cwd = path_from_bytes(cwd);
             }
         }
+    }
+
+    /// Reads a file the shell wrote in the scratch directory, through the directory's
+    /// handle and never through a symbolic link: a command may have replaced the file
+    /// (or the directory's name) with a link to something it cannot read itself.
+    fn read_scratch(&self, name: &str) -> std::io::Result<Vec<u8>> {
+        use std::os::fd::AsRawFd as _;
+        use std::os::unix::fs::OpenOptionsExt as _;
+        let path = PathBuf::from(format!(
+            "/proc/self/fd/{}/{name}",
+            self.scratch_handle.as_raw_fd()
+        ));
+        let mut file = fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+            .open(path)?;
+        if !file.metadata()?.is_file() {
+            return Err(std::io::Error::other("not a regular file"));
+        }
+        let mut bytes = Vec::new();
+        Read::by_ref(&mut file)
+            .take(MAX_CWD_BYTES)
+            .read_to_end(&mut bytes)?;
+        Ok(bytes)
     }
 
     fn exit_status(&self) -> ShellExit {
@@ -537,13 +610,18 @@ impl Drop for Session {
 }
 
 /// The shell's command line (through the sandbox launcher, which reports into
-/// `scratch`, when confined) and environment.
-fn command(launch: &Launch<'_>, scratch: &Path) -> CommandBuilder {
+/// `report_dir`, when confined) and environment: the policy's variables, then the
+/// session's own.
+fn command(launch: &Launch<'_>, report_dir: Option<&Path>) -> CommandBuilder {
     let shell_args = launch.flavor.args();
-    let mut command = match launch.sandbox {
-        Some(plan) => {
+    let mut command = match launch.sandbox.zip(report_dir) {
+        Some(((plan, _), report_dir)) => {
             let mut command = CommandBuilder::new(plan.launcher());
-            command.args(plan.arguments_for(scratch, launch.program, shell_args));
+            let view = View {
+                workspace_read_only: launch.read_only,
+                protected: launch.protected,
+            };
+            command.args(plan.arguments_for(report_dir, launch.program, shell_args, view));
             command
         }
         None => {
@@ -554,14 +632,20 @@ fn command(launch: &Launch<'_>, scratch: &Path) -> CommandBuilder {
     };
     let cwd = launch.cwd;
     command.cwd(cwd);
-    for name in REMOVED_ENV {
-        command.env_remove(name);
-    }
-    for name in launch.hidden_env {
-        command.env_remove(name);
+    command.env_clear();
+    for (name, value) in launch.environment {
+        if !REMOVED_ENV
+            .iter()
+            .any(|removed| OsStr::new(removed) == name)
+        {
+            command.env(name, value);
+        }
     }
     for (name, value) in NON_INTERACTIVE_ENV {
         command.env(name, value);
+    }
+    if launch.sandbox.is_some() {
+        command.env("TMPDIR", "/tmp");
     }
     // The shell trusts an inherited PWD only if it names the start directory.
     command.env("PWD", cwd);

@@ -554,7 +554,7 @@ async fn hidden_variables_never_reach_the_shell() {
         ..fast_config()
     });
     assert_eq!(h.ok(r#"echo "[${HOME-unset}]""#).await, "[unset]\n");
-    assert!(h.shell.protections().await.secrets_scrubbed >= 1);
+    assert!(h.shell.protections().await.environment_withheld >= 1);
 
     let kept = Harness::with_config(ShellConfig {
         program: Some(PathBuf::from("bash")),
@@ -573,28 +573,36 @@ async fn without_a_sandbox_the_protections_say_it_is_off() {
     let protections = h.shell.protections().await;
     assert_eq!(protections.badge(), "off");
     assert!(
-        protections.network.to_string().contains("turned off"),
+        protections
+            .confinement
+            .network
+            .to_string()
+            .contains("turned off"),
         "{protections:?}"
     );
 }
 
-/// A stand-in launcher whose probe claims full protection, while the real start
-/// reports the network open: the shell must not be used.
+/// A stand-in launcher whose probe claims full protection (`@PROBED@`), while the
+/// real start reports the network open (`@STARTED@`): the shell must not be used.
+/// It shows the shell's scratch directory under the host's `/tmp` with a link, where
+/// the real launcher mounts the private temp dir.
 const LYING_LAUNCHER: &str = r#"#!/bin/bash
-report= probe=
+report= probe= tmp=
 while [ $# -gt 0 ]; do
     case "$1" in
         --report-dir) report=$2; shift 2 ;;
+        --tmp) tmp=$2; shift 2 ;;
         --probe) probe=1; shift ;;
         --) shift; break ;;
         *) shift ;;
     esac
 done
 if [ -n "$probe" ]; then
-    echo '{"applied":{"network":{"state":"isolated","loopback_up":true,"locked":true},"writes":{"state":"landlock","abi":5}}}' >"$report/sandbox-report.json"
+    echo '@PROBED@' >"$report/sandbox-report.json"
     exit 0
 fi
-echo '{"applied":{"network":{"state":"open","why":"lost on the way"},"writes":{"state":"landlock","abi":5}}}' >"$report/sandbox-report.json"
+for scratch in "$tmp"/duet-shell-*; do ln -sfn "$scratch" /tmp/; done
+echo '@STARTED@' >"$report/sandbox-report.json"
 exec "$@"
 "#;
 
@@ -603,7 +611,16 @@ async fn a_shell_with_less_protection_than_probed_gets_no_command() {
     use std::os::unix::fs::PermissionsExt as _;
     let bin = tempfile::tempdir().unwrap();
     let launcher = bin.path().join("lying-launcher");
-    std::fs::write(&launcher, LYING_LAUNCHER).unwrap();
+    let full = crate::shell::sandbox::Protections::example(true, true).confinement;
+    let mut lost = full.clone();
+    lost.network = crate::shell::sandbox::NetworkIsolation::Open {
+        why: "lost on the way".into(),
+    };
+    let report = |confinement| serde_json::json!({ "applied": confinement }).to_string();
+    let script = LYING_LAUNCHER
+        .replace("@PROBED@", &report(full))
+        .replace("@STARTED@", &report(lost));
+    std::fs::write(&launcher, script).unwrap();
     std::fs::set_permissions(&launcher, std::fs::Permissions::from_mode(0o755)).unwrap();
     let h = Harness::with_config(ShellConfig {
         program: Some(PathBuf::from("bash")),
@@ -613,7 +630,7 @@ async fn a_shell_with_less_protection_than_probed_gets_no_command() {
         }),
         ..fast_config()
     });
-    assert_eq!(h.shell.protections().await.badge(), "net+fs");
+    assert_eq!(h.shell.protections().await.badge(), "on");
     let cancel = CancellationToken::new();
     let mut ignore = |_: String| {};
     let error = h
@@ -630,6 +647,19 @@ async fn a_shell_with_less_protection_than_probed_gets_no_command() {
     assert!(text.contains("could not be applied as probed"), "{text}");
     assert!(text.contains("lost on the way"), "{text}");
     assert!(!h.root().join("ran").exists());
+    drop(h);
+    // The links the stand-in made, dangling now that the sandbox is gone.
+    for entry in std::fs::read_dir("/tmp").unwrap().flatten() {
+        let dangling = entry.path().is_symlink() && !entry.path().exists();
+        if dangling
+            && entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with("duet-shell-")
+        {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 #[test]

@@ -79,17 +79,18 @@ impl Tool for Edit {
         let (change, replacements, regions) = blocking(move || {
             let abs = workspace.resolve(&args.path)?;
             let display = workspace.display(&abs);
-            let permissions = match existing_file(&abs, &display)? {
+            let requested = workspace.link_route(&args.path, &abs);
+            let mode = match existing_file(&workspace, &abs, &display)? {
                 None => {
                     return Err(not_found(
                         &display,
                         "edit only changes existing files; use write to create it.",
                     ));
                 }
-                Some(meta) => meta.permissions(),
+                Some(meta) => meta.mode(),
             };
             refuse_if_stale(&ledger, &abs, &display)?;
-            let before = load_text(&abs, &display)?;
+            let before = load_text(&workspace, &abs, &display)?;
             let plan = plan_edit(&before, &args.old_string, &args.new_string, replace_all)
                 .map_err(|failure| failure.into_error(&display, &before))?;
             // Shown only once the change is applied, but computed here, off the runtime.
@@ -99,9 +100,10 @@ impl Tool for Edit {
                 tool: "edit",
                 abs,
                 display,
+                requested,
                 before: Some(before),
                 after: plan.after,
-                permissions: Some(permissions),
+                mode: Some(mode),
             };
             Ok((change, replacements, regions))
         })

@@ -2,20 +2,23 @@
 //! the approved atomic write used by `write` and `edit`, and running blocking file work
 //! off the async runtime.
 //!
-//! Owns: what counts as binary, how a change reaches disk (approval, then temp file +
-//! rename), and the wording of the refusals these produce.
-//! Does not own: path resolution (callers pass resolved paths) or tool arguments.
-//! Invariant: [`apply_change`] touches the disk only after the approver said yes, and
-//! a file is either fully replaced or left as it was.
+//! Owns: what counts as binary, how a change reaches disk (approval, then a new file
+//! renamed into place through the workspace's root handle), and the wording of the
+//! refusals these produce.
+//! Does not own: path resolution (callers pass resolved paths) or tool arguments; the
+//! file operations themselves ([`crate::beneath`]).
+//! Invariant: [`apply_change`] touches the disk only after the approver said yes; a
+//! file is either fully replaced or left as it was; and every file is used relative to
+//! the root handle with no symbolic link followed, so what was checked is what is used.
 
-use std::fs::{self, Permissions};
-use std::io::{self, Read as _, Write as _};
+use std::io::{self, Read as _};
 use std::path::Path;
 
+use crate::beneath::{self, Meta};
 use crate::diff::{self, HunkId};
 use crate::policy::{Action, Decision};
 
-use super::{ReadLedger, ToolCtx, ToolError, ToolOutput};
+use super::{ReadLedger, ToolCtx, ToolError, ToolOutput, Workspace};
 
 /// How many leading bytes are checked for a NUL byte, the mark of a binary file.
 pub(crate) const BINARY_SNIFF_BYTES: usize = 8 * 1024;
@@ -66,38 +69,96 @@ pub(crate) fn interrupted(tool: &str) -> ToolError {
     ))
 }
 
-/// Metadata of `abs`, or `None` if nothing exists there.
+/// Why a file operation on `display` did not happen, for the model. `doing` names the
+/// operation ("read", "write") for I/O failures.
+pub(crate) fn beneath_failure(doing: &str, display: &str, error: beneath::Error) -> ToolError {
+    match error {
+        beneath::Error::NotFound { .. } => not_found(display, "Check the path."),
+        beneath::Error::Link { link, .. } => ToolError::Refused(format!(
+            "`{display}` now leads through the symbolic link `{}`, which was not there when \
+             the path was checked (a command changed the files meanwhile), so nothing was \
+             done. duet does not follow links that appear after a path is checked. Look at \
+             what changed, then call again with the path you mean.",
+            link.display()
+        )),
+        beneath::Error::IsDir { .. } => directory_refusal(display),
+        beneath::Error::NotFile { .. } => not_regular_refusal(display),
+        beneath::Error::NotBeneath { .. } => {
+            ToolError::Refused(format!("`{display}` is not a path inside the workspace."))
+        }
+        beneath::Error::Io { source, .. } => io_failure(doing, display, &source),
+    }
+}
+
+fn not_regular_refusal(display: &str) -> ToolError {
+    ToolError::Refused(format!(
+        "`{display}` is not a regular file (it is a pipe, socket or device), so it cannot \
+         be read or written as text."
+    ))
+}
+
+/// Metadata of the entry at `abs` (a resolved path; a link is not followed), or `None`
+/// if nothing exists there.
 pub(crate) fn metadata_if_exists(
+    workspace: &Workspace,
     abs: &Path,
     display: &str,
-) -> Result<Option<fs::Metadata>, ToolError> {
-    match fs::metadata(abs) {
-        Ok(meta) => Ok(Some(meta)),
-        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(error) => Err(io_failure("inspect", display, &error)),
-    }
+) -> Result<Option<Meta>, ToolError> {
+    let (root, relative) = workspace.place(abs);
+    root.metadata(relative)
+        .map_err(|error| beneath_failure("inspect", display, error))
 }
 
 /// Metadata of the regular file at `abs`, or `None` if nothing exists there. A
 /// directory, pipe, socket or device is refused: opening a pipe or a device can block
-/// forever or never end, and none of them is a text file to read or edit.
-pub(crate) fn existing_file(abs: &Path, display: &str) -> Result<Option<fs::Metadata>, ToolError> {
-    match metadata_if_exists(abs, display)? {
-        Some(meta) if meta.is_dir() => Err(directory_refusal(display)),
-        Some(meta) if !meta.is_file() => Err(ToolError::Refused(format!(
-            "`{display}` is not a regular file (it is a pipe, socket or device), so it cannot \
-             be read or written as text."
-        ))),
-        found => Ok(found),
+/// forever or never end, and none of them is a text file to read or edit. So is a link:
+/// `abs` is canonical, so a link there appeared after the path was checked.
+pub(crate) fn existing_file(
+    workspace: &Workspace,
+    abs: &Path,
+    display: &str,
+) -> Result<Option<Meta>, ToolError> {
+    match metadata_if_exists(workspace, abs, display)? {
+        Some(meta) => match meta.kind() {
+            beneath::Kind::File => Ok(Some(meta)),
+            beneath::Kind::Dir => Err(directory_refusal(display)),
+            beneath::Kind::Symlink => Err(beneath_failure(
+                "inspect",
+                display,
+                beneath::Error::Link {
+                    path: abs.to_path_buf(),
+                    link: abs.to_path_buf(),
+                },
+            )),
+            beneath::Kind::Other => Err(not_regular_refusal(display)),
+        },
+        None => Ok(None),
     }
 }
 
-/// Loads a whole text file, refusing binary content the way `read` does.
-pub(crate) fn load_text(abs: &Path, display: &str) -> Result<String, ToolError> {
+/// The bytes of the regular file at `abs`, read through the root handle.
+pub(crate) fn read_bytes(
+    workspace: &Workspace,
+    abs: &Path,
+    display: &str,
+) -> Result<Vec<u8>, ToolError> {
+    let (root, relative) = workspace.place(abs);
+    let (mut file, _) = root
+        .open_file(relative)
+        .map_err(|error| beneath_failure("read", display, error))?;
     let mut bytes = Vec::new();
-    fs::File::open(abs)
-        .and_then(|mut file| file.read_to_end(&mut bytes))
+    file.read_to_end(&mut bytes)
         .map_err(|error| io_failure("read", display, &error))?;
+    Ok(bytes)
+}
+
+/// Loads a whole text file, refusing binary content the way `read` does.
+pub(crate) fn load_text(
+    workspace: &Workspace,
+    abs: &Path,
+    display: &str,
+) -> Result<String, ToolError> {
+    let bytes = read_bytes(workspace, abs, display)?;
     if has_binary_marker(&bytes) {
         return Err(binary_refusal(display, "it contains a NUL byte"));
     }
@@ -128,11 +189,14 @@ pub(crate) struct Change {
     pub tool: &'static str,
     pub abs: std::path::PathBuf,
     pub display: String,
+    /// The path as the model gave it, when a symbolic link makes it differ from
+    /// `display` (the file really changed).
+    pub requested: Option<String>,
     /// Current content, `None` when the file is created.
     pub before: Option<String>,
     pub after: String,
-    /// The existing file's permissions, kept on the replacement.
-    pub permissions: Option<Permissions>,
+    /// The existing file's permission bits, kept on the replacement.
+    pub mode: Option<u32>,
 }
 
 /// What reached the disk, for the tool's result.
@@ -143,6 +207,8 @@ pub(crate) struct Landed {
     pub deviation: Option<String>,
     /// The post-write checks' report; empty when they have nothing to say.
     pub lint: String,
+    /// Set when the file had other hard links: says they kept the old content.
+    pub hard_links: Option<String>,
 }
 
 impl Landed {
@@ -152,6 +218,10 @@ impl Landed {
             Some(report) => (report, format!("{} (changed by the user)", full.summary)),
             None => (full.content, full.summary),
         };
+        if let Some(note) = self.hard_links {
+            content.push_str("\n\n");
+            content.push_str(&note);
+        }
         if !self.lint.is_empty() {
             content.push_str("\n\n");
             content.push_str(&self.lint);
@@ -168,6 +238,7 @@ pub(crate) async fn apply_change(ctx: &ToolCtx, change: Change) -> Result<Landed
     let action = Action::WriteFile {
         path: change.abs.clone(),
         display: change.display.clone(),
+        requested: change.requested.clone(),
         before: change.before.clone(),
         after: change.after.clone(),
     };
@@ -193,18 +264,23 @@ pub(crate) async fn apply_change(ctx: &ToolCtx, change: Change) -> Result<Landed
         }
     };
     let ledger = ctx.ledger.clone();
+    let workspace = ctx.workspace.clone();
     let written = text.clone();
     let (abs, display, before) = (
         change.abs.clone(),
         change.display.clone(),
         change.before.clone(),
     );
-    blocking(move || {
-        refuse_if_changed(&abs, &display, before.as_deref())?;
-        write_atomically(&abs, written.as_bytes(), change.permissions)
-            .map_err(|error| io_failure("write", &display, &error))?;
+    let hard_links = blocking(move || {
+        refuse_if_changed(&workspace, &abs, &display, before.as_deref())?;
+        let (root, relative) = workspace.place(&abs);
+        let replaced = root
+            .replace(relative, written.as_bytes(), change.mode)
+            .map_err(|error| beneath_failure("write", &display, error))?;
         ledger.record_write(&abs);
-        Ok(())
+        Ok(replaced
+            .other_hard_links()
+            .map(|others| hard_link_note(&display, others)))
     })
     .await?;
     let lint = ctx
@@ -216,7 +292,25 @@ pub(crate) async fn apply_change(ctx: &ToolCtx, change: Change) -> Result<Landed
             &text,
         )
         .await;
-    Ok(Landed { deviation, lint })
+    Ok(Landed {
+        deviation,
+        lint,
+        hard_links,
+    })
+}
+
+/// Tells the model a hard-linked file was replaced by a new file, so its other names
+/// still hold the old content.
+fn hard_link_note(display: &str, others: u64) -> String {
+    let names = if others == 1 {
+        "1 other name (hard link)".to_string()
+    } else {
+        format!("{others} other names (hard links)")
+    };
+    format!(
+        "Note: `{display}` had {names}. The change was written as a new file, not into the \
+         shared one, so the other names still have the old content."
+    )
 }
 
 /// The text to write when the user accepted only `accepted` hunks, and the report that
@@ -262,11 +356,17 @@ fn user_edit_report(change: &Change, content: &str) -> String {
 
 /// Refuses when the file on disk is no longer what the proposal was computed from
 /// (the user edited it while the decision was pending).
-fn refuse_if_changed(abs: &Path, display: &str, before: Option<&str>) -> Result<(), ToolError> {
-    let now = match fs::read(abs) {
+fn refuse_if_changed(
+    workspace: &Workspace,
+    abs: &Path,
+    display: &str,
+    before: Option<&str>,
+) -> Result<(), ToolError> {
+    let (root, relative) = workspace.place(abs);
+    let now = match root.read(relative) {
         Ok(bytes) => Some(bytes),
-        Err(error) if error.kind() == io::ErrorKind::NotFound => None,
-        Err(error) => return Err(io_failure("re-check", display, &error)),
+        Err(error) if error.is_not_found() => None,
+        Err(error) => return Err(beneath_failure("re-check", display, error)),
     };
     let unchanged = match (before, &now) {
         (None, None) => true,
@@ -282,35 +382,6 @@ fn refuse_if_changed(abs: &Path, display: &str, before: Option<&str>) -> Result<
          edited it), so nothing was written: the approved diff no longer matches the file. \
          Read `{display}` again and redo the change on its current content."
     )))
-}
-
-/// Writes `content` to a temp file beside `path` and renames it over `path`, so
-/// readers see the old or the new file, never half of one. Creates missing parents.
-fn write_atomically(
-    path: &Path,
-    content: &[u8],
-    permissions: Option<Permissions>,
-) -> io::Result<()> {
-    let parent = path
-        .parent()
-        .ok_or_else(|| io::Error::other("the path has no parent directory"))?;
-    fs::create_dir_all(parent)?;
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".duet-write-");
-    // New files get the usual 0666-minus-umask mode instead of tempfile's private 0600.
-    #[cfg(unix)]
-    if permissions.is_none() {
-        use std::os::unix::fs::PermissionsExt as _;
-        builder.permissions(Permissions::from_mode(0o666));
-    }
-    let mut temp = builder.tempfile_in(parent)?;
-    temp.write_all(content)?;
-    temp.as_file().sync_all()?;
-    if let Some(permissions) = permissions {
-        temp.as_file().set_permissions(permissions)?;
-    }
-    temp.persist(path).map_err(|error| error.error)?;
-    Ok(())
 }
 
 /// Walks `base` the way every search tool does: .gitignore and .ignore respected even
@@ -352,6 +423,7 @@ where
 
 #[cfg(test)]
 mod tests {
+    use std::fs;
     use std::sync::Arc;
 
     use super::*;
@@ -380,9 +452,10 @@ mod tests {
             tool: "edit",
             abs: fixture.path("a.txt"),
             display: "a.txt".into(),
+            requested: None,
             before: before.map(str::to_string),
             after: "model's version\n".into(),
-            permissions: None,
+            mode: None,
         }
     }
 
@@ -478,62 +551,95 @@ mod tests {
         assert!(!has_binary_marker(&late));
     }
 
-    #[test]
-    fn atomic_write_creates_parents_and_replaces() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("a/b/c.txt");
-        write_atomically(&path, b"one", None).unwrap();
-        write_atomically(&path, b"two", None).unwrap();
-        assert_eq!(fs::read_to_string(&path).unwrap(), "two");
-        let leftovers: Vec<_> = fs::read_dir(path.parent().unwrap()).unwrap().collect();
-        assert_eq!(leftovers.len(), 1, "temp files left behind: {leftovers:?}");
+    /// Approves, but only after a background job swapped the directory `d` for a
+    /// link to `outside`.
+    struct SwapsDirectoryWhileDeciding {
+        workspace: std::path::PathBuf,
+        outside: std::path::PathBuf,
+    }
+
+    #[async_trait::async_trait]
+    impl Approver for SwapsDirectoryWhileDeciding {
+        async fn decide(&self, _request: ApprovalRequest) -> Decision {
+            fs::rename(self.workspace.join("d"), self.workspace.join("d.real")).unwrap();
+            std::os::unix::fs::symlink(&self.outside, self.workspace.join("d")).unwrap();
+            Decision::Approve
+        }
     }
 
     #[cfg(unix)]
-    #[test]
-    fn atomic_write_keeps_permissions_and_gives_new_files_normal_ones() {
-        use std::os::unix::fs::PermissionsExt as _;
-        let dir = tempfile::tempdir().unwrap();
-        let script = dir.path().join("run.sh");
-        fs::write(&script, "old").unwrap();
-        fs::set_permissions(&script, Permissions::from_mode(0o750)).unwrap();
-        let kept = fs::metadata(&script).unwrap().permissions();
-        write_atomically(&script, b"new", Some(kept)).unwrap();
+    #[tokio::test]
+    async fn a_directory_swapped_for_a_link_during_approval_is_not_written_through() {
+        let mut fixture = Fixture::new();
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("a.txt"), "original\n").unwrap();
+        fixture.file("d/a.txt", "original\n");
+        fixture.ctx.approver = Arc::new(SwapsDirectoryWhileDeciding {
+            workspace: fixture.root().to_path_buf(),
+            outside: outside.path().to_path_buf(),
+        });
+        for (name, before) in [("a.txt", Some("original\n")), ("new.txt", None)] {
+            let mut change = change(&fixture, before);
+            change.abs = fixture.path(&format!("d/{name}"));
+            change.display = format!("d/{name}");
+            let error = apply_change(&fixture.ctx, change).await.unwrap_err();
+            let ToolError::Refused(message) = &error else {
+                panic!("expected a refusal, got {error:?}");
+            };
+            assert!(
+                message.contains("now leads through the symbolic link `d`"),
+                "{message}"
+            );
+            // Put the directory back for the next round.
+            fs::remove_file(fixture.path("d")).unwrap();
+            fs::rename(fixture.path("d.real"), fixture.path("d")).unwrap();
+        }
         assert_eq!(
-            fs::metadata(&script).unwrap().permissions().mode() & 0o777,
-            0o750
+            fs::read_to_string(outside.path().join("a.txt")).unwrap(),
+            "original\n"
         );
+        assert!(!outside.path().join("new.txt").exists());
+    }
 
-        // A new file gets the same mode as one made by `fs::write` (0666 minus umask),
-        // not tempfile's private 0600.
-        let fresh = dir.path().join("fresh.txt");
-        write_atomically(&fresh, b"x", None).unwrap();
-        let reference = dir.path().join("reference.txt");
-        fs::write(&reference, "x").unwrap();
-        assert_eq!(
-            fs::metadata(&fresh).unwrap().permissions().mode(),
-            fs::metadata(&reference).unwrap().permissions().mode()
-        );
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_hard_linked_file_is_replaced_by_a_new_one_and_the_model_is_told() {
+        let fixture = Fixture::new();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let other = elsewhere.path().join("other-name");
+        fs::write(&other, "original\n").unwrap();
+        fs::hard_link(&other, fixture.path("a.txt")).unwrap();
+        let landed = apply_change(&fixture.ctx, change(&fixture, Some("original\n")))
+            .await
+            .unwrap();
+        assert_eq!(fixture.text("a.txt"), "model's version\n");
+        assert_eq!(fs::read_to_string(&other).unwrap(), "original\n");
+        let note = landed.hard_links.unwrap_or_default();
+        assert!(note.contains("1 other name (hard link)"), "{note}");
+        assert!(note.contains("still have the old content"), "{note}");
     }
 
     #[cfg(unix)]
     #[test]
     fn pipes_are_refused_without_being_opened() {
-        let dir = tempfile::tempdir().unwrap();
-        let fifo = dir.path().join("pipe");
+        let fixture = Fixture::new();
+        let workspace = &fixture.ctx.workspace;
+        let fifo = fixture.path("pipe");
         let status = std::process::Command::new("mkfifo")
             .arg(&fifo)
             .status()
             .unwrap();
         assert!(status.success());
-        let error = existing_file(&fifo, "pipe").unwrap_err().to_string();
+        let error = existing_file(workspace, &fifo, "pipe")
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("not a regular file"), "{error}");
         assert!(matches!(
-            existing_file(dir.path(), "."),
+            existing_file(workspace, fixture.root(), "."),
             Err(ToolError::Refused(_))
         ));
         assert!(
-            existing_file(&dir.path().join("none"), "none")
+            existing_file(workspace, &fixture.path("none"), "none")
                 .unwrap()
                 .is_none()
         );
@@ -541,13 +647,11 @@ mod tests {
 
     #[test]
     fn load_text_refuses_binary_and_invalid_utf8() {
-        let dir = tempfile::tempdir().unwrap();
-        let nul = dir.path().join("nul.bin");
-        fs::write(&nul, b"ab\0cd").unwrap();
-        let latin1 = dir.path().join("latin1.txt");
-        fs::write(&latin1, b"caf\xe9\n").unwrap();
+        let fixture = Fixture::new();
+        let nul = fixture.file("nul.bin", b"ab\0cd");
+        let latin1 = fixture.file("latin1.txt", b"caf\xe9\n");
         for (path, why) in [(nul, "NUL byte"), (latin1, "not valid UTF-8")] {
-            let error = load_text(&path, "f").unwrap_err();
+            let error = load_text(&fixture.ctx.workspace, &path, "f").unwrap_err();
             assert!(
                 matches!(&error, ToolError::Refused(m) if m.contains(why) && m.contains("binary")),
                 "{error:?}"
@@ -567,10 +671,9 @@ mod tests {
             /// refusal that says why, never a lossy conversion or a panic.
             #[test]
             fn any_bytes_load_exactly_or_are_refused(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
-                let dir = tempfile::tempdir().unwrap();
-                let path = dir.path().join("f");
-                fs::write(&path, &bytes).unwrap();
-                match load_text(&path, "f") {
+                let fixture = Fixture::new();
+                let path = fixture.file("f", &bytes);
+                match load_text(&fixture.ctx.workspace, &path, "f") {
                     Ok(text) => prop_assert_eq!(text.as_bytes(), bytes.as_slice()),
                     Err(ToolError::Refused(message)) => {
                         prop_assert!(!bytes.contains(&0) || message.contains("NUL byte"));

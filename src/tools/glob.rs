@@ -90,7 +90,7 @@ fn compile(pattern: &str) -> Result<GlobMatcher, ToolError> {
 fn search_dir(workspace: &Workspace, path: Option<&str>) -> Result<std::path::PathBuf, ToolError> {
     let base = workspace.resolve(path.unwrap_or("."))?;
     let display = workspace.display(&base);
-    match metadata_if_exists(&base, &display)? {
+    match metadata_if_exists(workspace, &base, &display)? {
         Some(meta) if meta.is_dir() => Ok(base),
         Some(_) => Err(ToolError::InvalidArguments(format!(
             "`{display}` is a file, not a directory; glob searches inside a directory. Set \

@@ -98,7 +98,7 @@ impl Tool for Grep {
         blocking(move || {
             let target = workspace.resolve_for_read(args.path.as_deref().unwrap_or("."))?;
             let target_display = workspace.display(&target);
-            let is_dir = match metadata_if_exists(&target, &target_display)? {
+            let is_dir = match metadata_if_exists(&workspace, &target, &target_display)? {
                 Some(meta) => meta.is_dir(),
                 None => {
                     return Err(not_found(
@@ -188,8 +188,8 @@ impl Search<'_> {
         for file in scan.files {
             let sink = if self.mode == OutputMode::Content && report.room() > 0 {
                 let mut sink = FileSink::new(self, report.room());
-                if searcher
-                    .search_path(self.matcher, &file.path, &mut sink)
+                if self
+                    .search_file(&mut searcher, &file.path, &mut sink)
                     .is_err()
                 {
                     report.unreadable += 1;
@@ -205,6 +205,21 @@ impl Search<'_> {
             report.add(&self.workspace.display(&file.path), sink);
         }
         Ok(report)
+    }
+
+    /// Searches the file at `path`, opened through the workspace's root handle: a file
+    /// whose directory was swapped for a link since the walk listed it is not read.
+    fn search_file(
+        &self,
+        searcher: &mut Searcher,
+        path: &Path,
+        sink: &mut FileSink<'_>,
+    ) -> Result<(), ()> {
+        let (root, relative) = self.workspace.place(path);
+        let (file, _) = root.open_file(relative).map_err(drop)?;
+        searcher
+            .search_file(self.matcher, &file, sink)
+            .map_err(drop)
     }
 
     fn searcher(&self, context: usize) -> Searcher {
@@ -257,7 +272,7 @@ impl Search<'_> {
         }
         // No room: the sink only counts.
         let mut sink = FileSink::new(self, 0);
-        if searcher.search_path(self.matcher, path, &mut sink).is_err() {
+        if self.search_file(searcher, path, &mut sink).is_err() {
             lock().unreadable += 1;
         } else if sink.binary || sink.matched_lines > 0 {
             lock().files.push(Scanned {

@@ -9,13 +9,16 @@
 //! wording of what a stale record means (the tools and the agent say it).
 //! Invariant: a path is recorded only after the read or write it stands for succeeded,
 //! and its stamp is the file's state right after that operation — so duet's own writes
-//! never count as changes.
+//! never count as changes. Stamps are taken without following any link in the recorded
+//! (canonical) path: a path that now leads through a link has no stamp, i.e. it changed.
 
 use std::collections::HashMap;
 use std::fs::Metadata;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::SystemTime;
+
+use crate::beneath::Meta;
 
 use super::watch::{Changes, DirWatcher};
 
@@ -35,11 +38,20 @@ impl FileStamp {
         }
     }
 
-    /// The current stamp of the file at `path`, if it can be read.
+    fn from_meta(meta: &Meta) -> Self {
+        Self {
+            modified: meta.modified(),
+            len: meta.len(),
+        }
+    }
+
+    /// The current stamp of the file at the canonical path `path`, if it can be read
+    /// without following a link anywhere in it.
     pub fn of(path: &Path) -> Option<Self> {
-        std::fs::metadata(path)
+        crate::beneath::metadata_exact(path)
             .ok()
-            .map(|meta| Self::from_metadata(&meta))
+            .flatten()
+            .map(|meta| Self::from_meta(&meta))
     }
 }
 

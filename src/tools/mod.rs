@@ -5,8 +5,10 @@
 //! Does not own: scheduling (the agent decides what runs in parallel from
 //! [`Tool::concurrency`]) or permission (tools ask [`crate::policy::Approver`] before
 //! any side effect).
-//! Invariant: every path a tool touches has been resolved by [`Workspace::resolve`], so
-//! nothing outside the workspace root is read or written.
+//! Invariant: every path a tool touches has been resolved by [`Workspace::resolve`], and
+//! is then used through the workspace's root handle ([`Workspace::place`]) with no link
+//! followed, so nothing outside the workspace root is read or written, even when the
+//! tree changes between the check and the use.
 
 mod edit;
 mod files;

@@ -15,11 +15,11 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::files::{
-    BINARY_SNIFF_BYTES, binary_refusal, blocking, existing_file, has_binary_marker, io_failure,
+    BINARY_SNIFF_BYTES, beneath_failure, binary_refusal, blocking, has_binary_marker, io_failure,
     not_found,
 };
 use super::text::{MAX_LINE_CHARS, count, cut_long_line, push_numbered, thousands};
-use super::{Concurrency, Tool, ToolCtx, ToolError, ToolOutput, parse_args, schema_for};
+use super::{Concurrency, Tool, ToolCtx, ToolError, ToolOutput, Workspace, parse_args, schema_for};
 
 const DEFAULT_LIMIT: usize = 2000;
 /// The most lines one call returns, whatever `limit` says, so memory stays bounded on
@@ -87,7 +87,7 @@ impl Tool for Read {
         let (output, abs) = blocking(move || {
             let abs = workspace.resolve_for_read(&args.path)?;
             let display = workspace.display(&abs);
-            let output = read_file(&abs, &display, window)?;
+            let output = read_file(&workspace, &abs, &display, window)?;
             ledger.record_read(&abs);
             Ok((output, abs))
         })
@@ -105,15 +105,24 @@ struct Window {
     limit: usize,
 }
 
-fn read_file(abs: &Path, display: &str, window: Window) -> Result<ToolOutput, ToolError> {
-    if existing_file(abs, display)?.is_none() {
-        return Err(not_found(
-            display,
-            "Check the path; glob can find files by name (e.g. pattern `**/name.rs`).",
-        ));
-    }
+fn read_file(
+    workspace: &Workspace,
+    abs: &Path,
+    display: &str,
+    window: Window,
+) -> Result<ToolOutput, ToolError> {
+    let (root, relative) = workspace.place(abs);
+    let mut file = match root.open_file(relative) {
+        Ok((file, _)) => file,
+        Err(error) if error.is_not_found() => {
+            return Err(not_found(
+                display,
+                "Check the path; glob can find files by name (e.g. pattern `**/name.rs`).",
+            ));
+        }
+        Err(error) => return Err(beneath_failure("read", display, error)),
+    };
     let failed = |error: io::Error| io_failure("read", display, &error);
-    let mut file = File::open(abs).map_err(failed)?;
     if starts_binary(&mut file).map_err(failed)? {
         return Err(binary_refusal(display, "it contains a NUL byte"));
     }
@@ -552,6 +561,35 @@ mod tests {
             assert!(std::time::Instant::now() < deadline, "never parsed ahead");
             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         }
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_saved_output_is_read_by_its_exact_path_and_never_through_a_link() {
+        let mut fx = Fixture::new();
+        let outputs = tempfile::tempdir().unwrap();
+        let outputs_dir = outputs.path().canonicalize().unwrap();
+        std::fs::write(outputs_dir.join("call_1.txt"), "full output\n").unwrap();
+        let workspace = crate::tools::Workspace::new(fx.root())
+            .unwrap()
+            .with_saved_outputs(&outputs_dir);
+        fx.ctx.workspace = std::sync::Arc::new(workspace);
+        let saved = outputs_dir.join("call_1.txt");
+        let content = fx.ok(&Read, json!({"path": saved.to_str().unwrap()})).await;
+        assert!(content.contains("full output"), "{content}");
+        // A link in the outputs directory is not followed out of it.
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::fs::write(elsewhere.path().join("secret"), "secret\n").unwrap();
+        std::os::unix::fs::symlink(
+            elsewhere.path().join("secret"),
+            outputs_dir.join("call_2.txt"),
+        )
+        .unwrap();
+        let linked = outputs_dir.join("call_2.txt");
+        let result = fx
+            .call(&Read, json!({"path": linked.to_str().unwrap()}))
+            .await;
+        assert!(result.is_err(), "{result:?}");
     }
 
     #[tokio::test]

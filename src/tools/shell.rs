@@ -291,6 +291,20 @@ impl Report<'_> {
                 format_duration(self.limit.duration)
             ));
         }
+        if !self.outcome.protected_created.is_empty() {
+            let paths: Vec<String> = self
+                .outcome
+                .protected_created
+                .iter()
+                .map(|path| path.display().to_string())
+                .collect();
+            notes.push_str(&format!(
+                "Note: this command created protected paths ({}); they are read-only from the \
+                 next command on, which runs in a new shell (cwd, environment and jobs are \
+                 reset). Tell the user what you created there and why.\n",
+                paths.join(", ")
+            ));
+        }
         if self.outcome.replaced_shell {
             notes.push_str(
                 "Note: the previous shell could not be reused, so this ran in a new shell \
@@ -483,7 +497,7 @@ mod tests {
             .split("full output saved to ")
             .nth(1)
             .unwrap()
-            .trim_end_matches(']');
+            .trim_end_matches(" (open it with `read`)]");
         let full = std::fs::read_to_string(saved).unwrap();
         assert_eq!(full.len(), 10_100_000);
         assert!(full.lines().all(|line| line == "y".repeat(100)));

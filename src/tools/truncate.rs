@@ -109,7 +109,11 @@ fn spill(text: &str, spill_dir: &Path, name: &str) -> String {
     let path = spill_path(spill_dir, name);
     let saved = fs::create_dir_all(spill_dir).and_then(|()| fs::write(&path, text));
     match saved {
-        Ok(()) => format!("full output saved to {}", path.display()),
+        // Shell commands run in the sandbox, which does not show this directory.
+        Ok(()) => format!(
+            "full output saved to {} (open it with `read`)",
+            path.display()
+        ),
         Err(error) => format!(
             "the full output could not be saved to {} ({error})",
             path.display()
@@ -202,7 +206,8 @@ mod tests {
         let spilled = dir.path().join("call_1.txt");
         let expected = format!(
             "line 1\nline 2\nline 3\nline 4\nline 5\n\
-             [… 90 lines (716 bytes) cut from the middle; full output saved to {}]\n\
+             [… 90 lines (716 bytes) cut from the middle; full output saved to {} (open it with \
+             `read`)]\n\
              line 96\nline 97\nline 98\nline 99\nline 100\n",
             spilled.display()
         );

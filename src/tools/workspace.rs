@@ -1,14 +1,22 @@
 //! The workspace root and the one function that turns a path from the model into a
 //! real path inside it.
 //!
-//! Owns: path resolution (relative and absolute inputs, `..`, symlinks) and the
-//! root-relative form of paths used in messages.
-//! Does not own: whether the path exists or what kind of file it is; tools check that.
+//! Owns: path resolution (relative and absolute inputs, `..`, symlinks), the open
+//! handle of the root that every later use of a resolved path goes through
+//! ([`Workspace::place`]), and the root-relative form of paths used in messages.
+//! Does not own: whether the path exists or what kind of file it is; tools check that,
+//! through [`crate::beneath`].
 //! Invariant: [`Workspace::resolve`] only returns paths whose real location (after
-//! following every symlink that exists) is the root or below it.
+//! following every symlink that exists) is the root or below it, in canonical form
+//! (no link in them). Tools then use that path relative to the root handle with no
+//! link followed, so a directory swapped for a link between the check and the use
+//! makes the use fail instead of leaving the root.
 
 use std::io;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use crate::beneath::Root;
 
 use super::ToolError;
 
@@ -76,22 +84,61 @@ impl From<PathError> for ToolError {
     }
 }
 
-/// The directory the tools work in, canonicalized once at start.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// The directory the tools work in, canonicalized and opened once at start.
+#[derive(Clone, Debug)]
 pub struct Workspace {
     root: PathBuf,
+    /// The root, open: every file operation on a resolved path is relative to it.
+    handle: Arc<Root>,
+    /// `/`, open, for the saved outputs (outside the root): their canonical paths are
+    /// used from it with no link followed, so they too are exactly what was checked.
+    filesystem: Arc<Root>,
     /// Where clipped tool outputs are saved in full: readable, never writable, so the
     /// model can follow the "full output saved to …" note of a clipped result.
     saved_outputs: Option<PathBuf>,
 }
 
+impl PartialEq for Workspace {
+    fn eq(&self, other: &Self) -> bool {
+        self.root == other.root && self.saved_outputs == other.saved_outputs
+    }
+}
+
+impl Eq for Workspace {}
+
 impl Workspace {
-    /// Canonicalizes `root`; fails if it does not exist or cannot be resolved.
+    /// Canonicalizes and opens `root`; fails if it does not exist or cannot be resolved.
     pub fn new(root: &Path) -> io::Result<Self> {
+        let root = root.canonicalize()?;
         Ok(Self {
-            root: root.canonicalize()?,
+            handle: Arc::new(Root::open(&root)?),
+            filesystem: Arc::new(Root::open(Path::new("/"))?),
+            root,
             saved_outputs: None,
         })
+    }
+
+    /// The open handle of the root.
+    pub fn handle(&self) -> &Root {
+        &self.handle
+    }
+
+    /// Where to use `abs`, a path [`Workspace::resolve`] or
+    /// [`Workspace::resolve_for_read`] returned: the root handle and the path relative
+    /// to it (`/` and the whole path for a saved output).
+    pub fn place<'a>(&self, abs: &'a Path) -> (&Root, &'a Path) {
+        match abs.strip_prefix(&self.root) {
+            Ok(relative) => (&self.handle, relative),
+            Err(_) => (&self.filesystem, abs.strip_prefix("/").unwrap_or(abs)),
+        }
+    }
+
+    /// The path as the model gave it, root-relative, when it differs from `resolved`
+    /// (what [`Workspace::resolve`] made of it) because it goes through a symbolic link:
+    /// whoever approves a change must see both.
+    pub fn link_route(&self, input: &str, resolved: &Path) -> Option<String> {
+        let lexical = normalize_lexically(&self.root.join(input));
+        (lexical != resolved).then(|| self.display(&lexical))
     }
 
     /// Also lets [`Workspace::resolve_for_read`] accept absolute paths of files in
@@ -385,6 +432,30 @@ mod tests {
             ws.resolve("code/new.rs").unwrap(),
             ws.root().join("src/new.rs")
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_path_through_a_link_names_the_route_the_model_gave() {
+        let (_dir, ws) = setup();
+        std::os::unix::fs::symlink("README.md", ws.root().join("notes.md")).unwrap();
+        std::os::unix::fs::symlink("src", ws.root().join("code")).unwrap();
+        let resolved = ws.resolve("notes.md").unwrap();
+        assert_eq!(
+            ws.link_route("notes.md", &resolved).as_deref(),
+            Some("notes.md")
+        );
+        let resolved = ws.resolve("./code/new.rs").unwrap();
+        assert_eq!(
+            ws.link_route("./code/new.rs", &resolved).as_deref(),
+            Some("code/new.rs")
+        );
+        let resolved = ws.resolve("src/../README.md").unwrap();
+        assert_eq!(ws.link_route("src/../README.md", &resolved), None);
+        // The resolved path is used relative to the root handle.
+        let (root, relative) = ws.place(&resolved);
+        assert_eq!(relative, Path::new("README.md"));
+        assert_eq!(root.read(relative).unwrap(), b"hi\n");
     }
 
     #[cfg(unix)]

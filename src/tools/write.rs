@@ -13,11 +13,9 @@ use serde_json::Value;
 
 use std::path::Path;
 
-use super::files::{
-    Change, apply_change, blocking, existing_file, io_failure, load_text, refuse_if_stale,
-};
+use super::files::{Change, apply_change, blocking, existing_file, read_bytes, refuse_if_stale};
 use super::text::{count, human_size};
-use super::{Tool, ToolCtx, ToolError, ToolOutput, parse_args, schema_for};
+use super::{Tool, ToolCtx, ToolError, ToolOutput, Workspace, parse_args, schema_for};
 
 /// Arguments of `write`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -60,7 +58,8 @@ impl Tool for Write {
         let change = blocking(move || {
             let abs = workspace.resolve(&args.path)?;
             let display = workspace.display(&abs);
-            let (before, permissions) = match existing_file(&abs, &display)? {
+            let requested = workspace.link_route(&args.path, &abs);
+            let (before, mode) = match existing_file(&workspace, &abs, &display)? {
                 None => (None, None),
                 Some(meta) => {
                     if !ledger.was_read(&abs) {
@@ -68,8 +67,8 @@ impl Tool for Write {
                     }
                     refuse_if_stale(&ledger, &abs, &display)?;
                     (
-                        Some(current_text(&abs, &display)?),
-                        Some(meta.permissions()),
+                        Some(current_text(&workspace, &abs, &display)?),
+                        Some(meta.mode()),
                     )
                 }
             };
@@ -77,9 +76,10 @@ impl Tool for Write {
                 tool: "write",
                 abs,
                 display,
+                requested,
                 before,
                 after: args.content,
-                permissions,
+                mode,
             })
         })
         .await?;
@@ -104,13 +104,9 @@ impl Tool for Write {
 
 /// The current content for the approval diff. A file that became binary since it was
 /// read is shown lossily rather than blocking a replacement the model was allowed.
-fn current_text(abs: &Path, display: &str) -> Result<String, ToolError> {
-    match load_text(abs, display) {
-        Err(ToolError::Refused(_)) => std::fs::read(abs)
-            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-            .map_err(|error| io_failure("read", display, &error)),
-        other => other,
-    }
+fn current_text(workspace: &Workspace, abs: &Path, display: &str) -> Result<String, ToolError> {
+    let bytes = read_bytes(workspace, abs, display)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 fn unread_refusal(display: &str) -> ToolError {

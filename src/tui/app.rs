@@ -1016,14 +1016,7 @@ mod tests {
             workspace: "/repo".into(),
             instructions: vec!["/repo/CLAUDE.md".into()],
             mode: ApprovalMode::AutoEdit,
-            sandbox: crate::shell::sandbox::Protections {
-                network: crate::shell::sandbox::NetworkIsolation::Isolated {
-                    loopback_up: true,
-                    locked: true,
-                },
-                writes: crate::shell::sandbox::WriteLimits::Landlock { abi: 5 },
-                secrets_scrubbed: 2,
-            },
+            sandbox: crate::shell::sandbox::Protections::example(true, true),
         });
         h.say("why does the parser fail?");
         h.event(Event::UserMessageDelivered {
@@ -1057,5 +1050,78 @@ mod tests {
         h.say("also look at the lexer");
         h.app.tick(h.now + Duration::from_secs(1));
         insta::assert_snapshot!(h.screen());
+    }
+
+    /// The bytes a frame writes to the terminal, with the model streaming OSC 52, a
+    /// title, a link and cursor-up + erase-line, and a command up for approval carrying
+    /// a bidi override and an ESC: nothing but the painter's own sequences gets out, the
+    /// payloads are gone, and placeholders show where they were.
+    #[test]
+    fn no_escape_sequence_from_the_model_reaches_the_terminal() {
+        use crate::agent::protocol::ApprovalView;
+        use crate::policy::CommandClass;
+        use crate::tui::painter::recording::{Recording, foreign_control};
+
+        let mut h = Harness::new();
+        h.say("go");
+        h.event(Event::StepStarted { step: 1 });
+        h.event(Event::ThinkingDelta {
+            text: "see \x1b]8;;https://evil.test\x1b\\here\x1b]8;;\x1b\\\n".into(),
+        });
+        for text in [
+            "Copying \x1b",
+            "]52;c;cm0gLXJmIH4=\x07 now.\n\x1b]0;owned",
+            "\x07Title \x1b[1A\x1b[2K",
+            "approved\n",
+        ] {
+            h.event(Event::TextDelta { text: text.into() });
+        }
+        let command = "cat notes\u{202e}txt.sh\u{200b} \x1b[2K";
+        h.event(Event::ToolCallReady {
+            call_id: "c1".into(),
+            name: "shell".into(),
+            arguments: serde_json::json!({ "command": command }).to_string(),
+        });
+        let mut painter = Painter::new(Terminal::new(Recording::new(100, 30)).unwrap(), false);
+        let now = h.now;
+        painter.draw(|frame| h.app.render(frame, now)).unwrap();
+        let transcript = h.screen();
+        h.event(Event::ApprovalNeeded {
+            call_id: "c1".into(),
+            why: "ask mode asks before every command".into(),
+            request: ApprovalView::Command {
+                command: command.into(),
+                cwd: "./".into(),
+                class: CommandClass::Unknown,
+                reasons: Vec::new(),
+                protected: Vec::new(),
+            },
+        });
+        painter.draw(|frame| h.app.render(frame, now)).unwrap();
+
+        let bytes = painter.term().backend().bytes();
+        assert_eq!(foreign_control(&bytes), Vec::<String>::new());
+        let text = String::from_utf8(bytes).unwrap();
+        for payload in ["52;c;", "cm0gLXJmIH4", "owned", "evil.test", "[1A"] {
+            assert!(!text.contains(payload), "{payload:?} reached the terminal");
+        }
+        assert!(text.contains("⟨U+202E⟩"), "the override is written out");
+        // What the frame shows instead: placeholders, and the command for approval
+        // exactly, its bidi override, zero-width space and ESC written out.
+        for shown in [
+            "Copying ␛ now.",
+            "␛Title ␛␛approved",
+            "shell $ cat notestxt.sh ␛",
+        ] {
+            assert!(
+                transcript.contains(shown),
+                "{shown:?} not in:\n{transcript}"
+            );
+        }
+        let approval = h.screen();
+        assert!(
+            approval.contains("$ cat notes⟨U+202E⟩txt.sh⟨U+200B⟩ ⟨U+001B⟩[2K"),
+            "{approval}"
+        );
     }
 }

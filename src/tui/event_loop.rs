@@ -285,7 +285,10 @@ fn refresh_git(workspace: &Path, results: &mpsc::UnboundedSender<Background>) {
         if let Ok(Some(summary)) = git::summarize(&workspace, 0) {
             let dirty = summary.staged.len() + summary.unstaged.len() + summary.untracked.len();
             let _ = results.send(Background::Git(GitStatus {
-                branch: summary.branch,
+                // A branch name is the repository's content: no control reaches the bar.
+                branch: summary
+                    .branch
+                    .map(|branch| crate::terminal_text::sanitize(&branch).into_owned()),
                 dirty,
             }));
         }

@@ -194,10 +194,13 @@ fn parts(info: &StatusInfo, theme: &Theme) -> Vec<Part> {
     parts
 }
 
-/// `sandbox: net+fs` when the shell is fully confined; anything less stands out.
+/// `sandbox: on` when every layer holds; anything less stands out.
 fn sandbox(protections: &Protections, theme: &Theme) -> Part {
-    let fully = protections.network_isolated() && protections.writes_limited();
-    let style = if fully { theme.dim } else { theme.warning };
+    let style = if protections.complete() {
+        theme.dim
+    } else {
+        theme.warning
+    };
     let badge = protections.badge();
     Part::new(
         Side::Right,

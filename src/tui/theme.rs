@@ -20,6 +20,9 @@ pub struct Theme {
     pub selected: Style,
     pub code: Style,
     pub heading: Style,
+    /// A character an approval view writes out because it could not be seen
+    /// (`⟨U+202E⟩`): unlike any text around it.
+    pub hidden: Style,
 }
 
 impl Theme {
@@ -46,6 +49,10 @@ impl Theme {
             heading: Style::default()
                 .fg(Color::Magenta)
                 .add_modifier(Modifier::BOLD),
+            hidden: Style::default()
+                .fg(Color::Black)
+                .bg(Color::Yellow)
+                .add_modifier(Modifier::BOLD),
         }
     }
 
@@ -66,6 +73,7 @@ impl Theme {
             selected: plain.add_modifier(Modifier::REVERSED),
             code: plain,
             heading: plain.add_modifier(Modifier::BOLD),
+            hidden: plain.add_modifier(Modifier::REVERSED | Modifier::BOLD),
         }
     }
 }

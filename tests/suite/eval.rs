@@ -8,7 +8,7 @@ use duet::provider::Wire;
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 
-use crate::common::harness::{run_duet, wire_env};
+use crate::common::harness::{duet_binary, run_duet, wire_env};
 use crate::common::script::Script;
 use crate::common::scripted_server::ScriptedServer;
 
@@ -232,7 +232,15 @@ async fn cases_run_several_at_once_are_reported_in_the_files_order() {
         yes: false,
     };
     let (mut out, mut progress) = (Vec::new(), Vec::new());
-    let results = duet::eval::run(&args, exe, Vec::new(), &mut out, &mut progress)
+    // The done commands run in the sandbox, with the built binary as its launcher.
+    let shell = duet::shell::ShellConfig {
+        sandbox: Some(duet::shell::sandbox::SandboxConfig {
+            launcher: Some(duet_binary()),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let results = duet::eval::run(&args, exe, Vec::new(), &shell, &mut out, &mut progress)
         .await
         .unwrap();
     let figures: Vec<(&str, bool, u32, u64)> = results

@@ -281,3 +281,52 @@ async fn exec_reports_a_replay_script_it_cannot_read() {
         "{stderr}"
     );
 }
+
+/// A model whose thinking and text carry OSC 52, a title, a link and cursor-up +
+/// erase-line (cut between deltas), and a call whose failure quotes such a path: the
+/// human transcript on stdout holds no ESC and no C1 control (it is not a terminal, so
+/// duet's own colours are off and any ESC would be the model's), and shows `␛` where
+/// each sequence was.
+#[tokio::test]
+async fn exec_output_carries_no_escape_sequence_from_the_model() {
+    let script = r#"
+[[turn]]
+blocks = [
+  { thinking = "plan\u001b]0;PWNED\u0007 it", signature = "sig-1", chunk = 5 },
+  { text = "Copy\u001b]52;c;cm0gLXJmIH4=\u0007 this.\n\u001b]8;;https://evil.test\u001b\\link\u001b]8;;\u001b\\\n\u001b[1A\u001b[2Kapproved\u009b2J\n", chunk = 5 },
+  { tool = "read", args = '{"path": "missing\u001b]0;T\u0007.txt"}' },
+]
+
+[[turn]]
+blocks = [{ text = "The end." }]
+"#;
+    let server = ScriptedServer::start(Script::from_toml(script).unwrap()).await;
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let home = tempfile::tempdir().unwrap();
+    let env = wire_env(&server, Wire::Anthropic);
+    let output = run_duet(repo.path(), home.path(), &env, &["exec", "go"]).await;
+    let stdout = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert!(!output.stdout.contains(&0x1b), "{stdout:?}");
+    assert!(
+        !output
+            .stdout
+            .windows(2)
+            .any(|pair| pair[0] == 0xc2 && (0x80..=0x9f).contains(&pair[1])),
+        "{stdout:?}"
+    );
+    for payload in ["52;c;", "PWNED", "evil.test", "[1A", "[2K"] {
+        assert!(!stdout.contains(payload), "{payload:?} in {stdout}");
+    }
+    for shown in [
+        "plan␛ it",
+        "Copy␛ this.",
+        "␛link␛",
+        "␛␛approved␛",
+        "The end.",
+    ] {
+        assert!(stdout.contains(shown), "{shown:?} not in {stdout}");
+    }
+    assert!(!output.stderr.contains(&0x1b), "{}", text(&output.stderr));
+    server.assert_no_violations();
+}

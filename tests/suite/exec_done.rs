@@ -257,6 +257,62 @@ async fn a_dirty_tree_is_refused_without_allow_dirty() {
     assert_eq!(repo.read("a.txt"), "local edit\n");
 }
 
+#[tokio::test]
+async fn with_allow_dirty_the_users_own_changes_are_committed_but_not_judged() {
+    let repo = TestRepo::with_files(&[
+        ("a.txt", "broken\n"),
+        ("tests/a_test.py", "def test_a():\n    pass\n"),
+    ]);
+    // The user's uncommitted work touches a protected path and a test file: the
+    // model did neither, so neither may fail its run.
+    std::fs::write(repo.path().join(".gitattributes"), "*.txt text\n").unwrap();
+    std::fs::write(
+        repo.path().join("tests/a_test.py"),
+        "def test_a():\n    assert True\n",
+    )
+    .unwrap();
+    let (output, server) = run_done("done_fix", &repo, &["--allow-dirty"], "Fix a.txt").await;
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    server.assert_no_violations();
+    let git = git2::Repository::open(repo.path()).unwrap();
+    let tree = git.head().unwrap().peel_to_tree().unwrap();
+    let committed = |path: &str| {
+        let entry = tree.get_path(Path::new(path)).unwrap();
+        let blob = git.find_blob(entry.id()).unwrap();
+        text(blob.content())
+    };
+    assert_eq!(committed(".gitattributes"), "*.txt text\n");
+    assert_eq!(
+        committed("tests/a_test.py"),
+        "def test_a():\n    assert True\n"
+    );
+    assert!(
+        committed("a.txt").contains("fixed"),
+        "{}",
+        committed("a.txt")
+    );
+}
+
+#[tokio::test]
+async fn with_allow_dirty_the_models_own_changes_are_still_judged() {
+    let repo = TestRepo::with_files(&[
+        ("a.txt", "broken\n"),
+        (
+            "tests/a_test.py",
+            "import pytest\n\ndef test_a():\n    pass\n",
+        ),
+    ]);
+    std::fs::write(repo.path().join("notes.txt"), "the user's own file\n").unwrap();
+    let (output, server) = run_done("done_skip_test", &repo, &["--allow-dirty"], "Fix a.txt").await;
+    assert_eq!(output.status.code(), Some(3), "{}", describe(&output));
+    server.assert_no_violations();
+    let stdout = text(&output.stdout);
+    assert!(
+        stdout.contains("failed: skip marker or test filter: tests/a_test.py"),
+        "{stdout}"
+    );
+}
+
 #[cfg(target_os = "linux")]
 #[tokio::test]
 async fn a_timed_out_done_command_is_stopped_with_everything_it_started() {
@@ -264,8 +320,9 @@ async fn a_timed_out_done_command_is_stopped_with_everything_it_started() {
     let server = ScriptedServer::start(Script::load("done_fix")).await;
     let home = tempfile::tempdir().unwrap();
     let env = wire_env(&server, Wire::Anthropic);
-    // A grandchild that ignores SIGTERM, so only the group's SIGKILL stops it.
-    let done = "(trap '' TERM; exec sleep 100) & echo $! > .duet/grandchild.pid; wait";
+    // A grandchild that ignores SIGTERM, so only the group's SIGKILL stops it; while
+    // it lives it writes the time into `ticks` ten times a second.
+    let done = "(trap '' TERM; while :; do date +%s%N > ticks; sleep 0.1; done) & wait";
     let output = run_duet(
         repo.path(),
         home.path(),
@@ -288,17 +345,16 @@ async fn a_timed_out_done_command_is_stopped_with_everything_it_started() {
         "{}",
         describe(&output)
     );
-    let pid = repo.read(".duet/grandchild.pid");
-    let pid = pid.trim();
-    assert!(!pid.is_empty(), "the done command wrote no pid");
-    // Killed and, as an orphan, reaped by init: its /proc entry goes away.
-    let gone = Path::new("/proc").join(pid);
-    for _ in 0..100 {
-        let state = std::fs::read_to_string(gone.join("stat")).unwrap_or_default();
-        if state.is_empty() || state.contains(") Z") {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    panic!("the done command's grandchild {pid} still runs");
+    let last = repo.read("ticks");
+    assert!(
+        !last.trim().is_empty(),
+        "the done command's grandchild never ran"
+    );
+    // Stopped with duet: the file stays as it was.
+    tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+    assert_eq!(
+        repo.read("ticks"),
+        last,
+        "the done command's grandchild still runs"
+    );
 }

@@ -26,6 +26,12 @@ struct Tmux {
 
 impl Tmux {
     fn start(command: &str, cwd: &Path) -> Option<Tmux> {
+        Self::start_with_options(command, cwd, &[])
+    }
+
+    /// [`Tmux::start`], with server options (`set-clipboard on`) set before the
+    /// program starts.
+    fn start_with_options(command: &str, cwd: &Path, options: &[(&str, &str)]) -> Option<Tmux> {
         if Process::new("tmux").arg("-V").output().is_err() {
             assert!(
                 std::env::var_os("DUET_CI").is_none(),
@@ -36,8 +42,13 @@ impl Tmux {
         }
         let socket = format!("duet-test-{}-{}", std::process::id(), rand_suffix());
         let tmux = Tmux { socket };
-        let status = tmux
-            .cmd()
+        let mut start = tmux.cmd();
+        start.arg("start-server");
+        for (option, value) in options {
+            start.args([";", "set-option", "-g", option, value]);
+        }
+        let status = start
+            .arg(";")
             .args([
                 "new-session",
                 "-d",
@@ -86,6 +97,28 @@ impl Tmux {
 
     fn screen(&self) -> String {
         self.capture(&[])
+    }
+
+    /// A tmux format evaluated for the pane (`#{pane_title}`).
+    fn display(&self, format: &str) -> String {
+        let output = self
+            .cmd()
+            .args(["display-message", "-p", "-t", "duet", format])
+            .output()
+            .expect("display-message");
+        String::from_utf8_lossy(&output.stdout)
+            .trim_end()
+            .to_string()
+    }
+
+    /// What `list-buffers` says: one line per paste buffer (OSC 52 makes one).
+    fn buffers(&self) -> String {
+        let output = self
+            .cmd()
+            .arg("list-buffers")
+            .output()
+            .expect("list-buffers");
+        String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
     /// The screen and everything that scrolled off it.
@@ -630,4 +663,54 @@ fn walk_files(dir: &Path) -> Vec<std::path::PathBuf> {
             }
         })
         .collect()
+}
+
+/// A model streams text that would write the clipboard (OSC 52), set the window title
+/// (OSC 0) and move the cursor up to erase the line above, the first sequence cut
+/// between two deltas. On the real terminal: the title is the one a control `printf`
+/// set before duet started (proving titles take effect here), the only paste buffer is
+/// the control's (proving this tmux takes OSC 52 from programs), and the screen shows
+/// placeholders where the sequences were, with the line above left standing.
+#[tokio::test]
+async fn escape_sequences_the_model_streams_have_no_effect_on_the_terminal() {
+    let script = r#"
+[[turn]]
+blocks = [{ text = "Copy\u001b]52;c;cm0gLXJmIH4vICMgcHduZWQ=\u0007 this.\n\u001b]0;PWNED-TITLE\u0007Title line.\n\u001b[1A\u001b[2KOVERWRITE\nThe end.", chunk = 5 }]
+"#;
+    let server = ScriptedServer::start(Script::from_toml(script).unwrap()).await;
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let home = tempfile::tempdir().unwrap();
+    let controls = r"printf '\033]2;control-title\007\033]52;c;Y29udHJvbA==\007'";
+    let command = format!(
+        "sh -c {}",
+        shell_quote(&format!(
+            "{controls}; exec {}",
+            duet_command(&server, home.path(), "")
+        ))
+    );
+    let Some(tmux) = Tmux::start_with_options(&command, repo.path(), &[("set-clipboard", "on")])
+    else {
+        return;
+    };
+    tmux.wait_for_screen("Ask duet").await;
+    assert_eq!(tmux.display("#{pane_title}"), "control-title");
+    let before = tmux.buffers();
+    assert!(before.contains("control"), "{before}");
+
+    tmux.type_line("go");
+    let screen = tmux.wait_for_screen("The end.").await;
+    assert_eq!(
+        tmux.display("#{pane_title}"),
+        "control-title",
+        "the title changed"
+    );
+    let after = tmux.buffers();
+    assert_eq!(after, before, "a paste buffer appeared");
+    for shown in ["Copy␛ this.", "␛Title line.", "␛␛OVERWRITE"] {
+        assert!(screen.contains(shown), "{shown:?} not on screen:\n{screen}");
+    }
+    assert!(!screen.contains("52;c;"), "{screen}");
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    server.assert_no_violations();
 }

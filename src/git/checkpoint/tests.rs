@@ -304,8 +304,13 @@ fn undo_restores_exact_bytes_deleted_files_and_the_executable_bit() {
     let fx = busy_fixture();
     let store = fx.store();
     let turn = busy_turn(&fx, &store);
-    let restored = store.undo(&[turn]).unwrap();
-    let restored: Vec<_> = restored.iter().map(|p| p.display().to_string()).collect();
+    let report = store.undo(&[turn]).unwrap();
+    assert_eq!(report.not_restored, []);
+    let restored: Vec<_> = report
+        .restored
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
     assert_eq!(
         restored,
         ["a.txt", "data.bin", "gone.txt", "new/deep/file.txt"]
@@ -368,8 +373,11 @@ fn undoing_several_turns_at_once_goes_back_to_before_the_oldest() {
     fx.write("b.txt", b"b2\n");
     let second_after = store.snapshot("2 after").unwrap();
     let turns = [(second_before, second_after), (first_before, first_after)];
-    let restored = store.undo(&turns).unwrap();
-    assert_eq!(restored, [PathBuf::from("a.txt"), PathBuf::from("b.txt")]);
+    let report = store.undo(&turns).unwrap();
+    assert_eq!(
+        report.restored,
+        [PathBuf::from("a.txt"), PathBuf::from("b.txt")]
+    );
     assert_eq!(fx.bytes("a.txt"), b"v1\n");
     assert_eq!(fx.bytes("b.txt"), b"b1\n");
 }
@@ -433,4 +441,208 @@ fn a_recorded_snapshot_is_found_again_by_a_new_store_and_undoes_the_same() {
     assert_eq!(fx.bytes("a.txt"), b"one\n");
     assert!(store.find("not-an-id").is_err());
     assert!(store.find(&"0".repeat(40)).is_err());
+}
+
+/// A directory beside the workspace for decoys: what a link planted in the workspace
+/// points at. Undo and snapshots must never read, write or delete it.
+struct Decoys {
+    dir: tempfile::TempDir,
+}
+
+impl Decoys {
+    fn new(files: &[(&str, &[u8])]) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, content) in files {
+            fs::write(dir.path().join(name), content).unwrap();
+        }
+        Self { dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn files(&self) -> BTreeMap<String, Vec<u8>> {
+        fs::read_dir(self.path())
+            .unwrap()
+            .map(|entry| {
+                let entry = entry.unwrap();
+                (
+                    entry.file_name().to_string_lossy().into_owned(),
+                    fs::read(entry.path()).unwrap(),
+                )
+            })
+            .collect()
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn undo_puts_a_file_back_where_the_turn_left_a_link_without_writing_through_it() {
+    let fx = Fixture::git(&[("src/a.rs", "old\n"), ("lib/b.rs", "b\n")]);
+    let decoys = Decoys::new(&[("bashrc", b"the user's shell setup\n"), ("b.rs", b"b\n")]);
+    let store = fx.store();
+    let before = store.snapshot("before").unwrap();
+    // The turn replaces a file by a link to the decoy, and a directory by a link
+    // to the decoys' directory.
+    fs::remove_file(fx.root().join("src/a.rs")).unwrap();
+    std::os::unix::fs::symlink(decoys.path().join("bashrc"), fx.root().join("src/a.rs")).unwrap();
+    fs::remove_dir_all(fx.root().join("lib")).unwrap();
+    std::os::unix::fs::symlink(decoys.path(), fx.root().join("lib")).unwrap();
+    let after = store.snapshot("after").unwrap();
+    let expected = decoys.files();
+
+    let report = store.undo(&[(before, after)]).unwrap();
+    assert_eq!(report.not_restored, []);
+    assert_eq!(decoys.files(), expected);
+    assert!(
+        fs::symlink_metadata(fx.root().join("src/a.rs"))
+            .unwrap()
+            .is_file()
+    );
+    assert_eq!(fx.bytes("src/a.rs"), b"old\n");
+    assert!(
+        fs::symlink_metadata(fx.root().join("lib"))
+            .unwrap()
+            .is_dir()
+    );
+    assert_eq!(fx.bytes("lib/b.rs"), b"b\n");
+}
+
+#[cfg(unix)]
+#[test]
+fn undo_refuses_when_a_directory_became_a_link_after_the_turn_and_touches_nothing() {
+    let fx = Fixture::git(&[("src/a.rs", "old\n")]);
+    let store = fx.store();
+    let before = store.snapshot("before").unwrap();
+    fx.write("src/a.rs", b"new\n");
+    fx.write("src/created.rs", b"made by the turn\n");
+    let after = store.snapshot("after").unwrap();
+    // After the turn, `src` is swapped for a link to a directory holding what the
+    // turn left: undo would otherwise see its files unchanged, overwrite `a.rs` and
+    // delete `created.rs` there.
+    let decoys = Decoys::new(&[("a.rs", b"new\n"), ("created.rs", b"made by the turn\n")]);
+    fs::rename(fx.root().join("src"), fx.root().join("src.moved")).unwrap();
+    std::os::unix::fs::symlink(decoys.path(), fx.root().join("src")).unwrap();
+    let expected = decoys.files();
+
+    let error = store.undo(&[(before, after)]).unwrap_err();
+    let CheckpointError::ThroughLink { paths } = &error else {
+        panic!("expected a refusal, got {error:?}");
+    };
+    assert_eq!(
+        paths,
+        &[
+            (PathBuf::from("src/a.rs"), PathBuf::from("src")),
+            (PathBuf::from("src/created.rs"), PathBuf::from("src")),
+        ]
+    );
+    assert_eq!(decoys.files(), expected);
+    assert!(
+        fs::symlink_metadata(fx.root().join("src"))
+            .unwrap()
+            .is_symlink()
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_link_that_appears_while_undo_applies_leaves_that_path_and_says_so() {
+    let fx = Fixture::git(&[("src/a.rs", "old\n"), ("top.txt", "old\n")]);
+    let store = fx.store();
+    let before = store.snapshot("before").unwrap();
+    fx.write("src/a.rs", b"new\n");
+    fx.write("src/created.rs", b"made by the turn\n");
+    fx.write("top.txt", b"new\n");
+    let after = store.snapshot("after").unwrap();
+    let inner = store.lock();
+    let plan = undo::plan(&inner.repo, &store.handle, &[(before, after)]).unwrap();
+    // Between the plan and its application, `src` becomes a link.
+    let decoys = Decoys::new(&[("a.rs", b"new\n"), ("created.rs", b"made by the turn\n")]);
+    fs::rename(fx.root().join("src"), fx.root().join("src.moved")).unwrap();
+    std::os::unix::fs::symlink(decoys.path(), fx.root().join("src")).unwrap();
+    let expected = decoys.files();
+
+    let report = undo::apply(&inner.repo, &store.handle, &plan).unwrap();
+    assert_eq!(report.restored, [PathBuf::from("top.txt")]);
+    let left: Vec<&Path> = report
+        .not_restored
+        .iter()
+        .map(|(p, _)| p.as_path())
+        .collect();
+    assert_eq!(left, [Path::new("src/a.rs"), Path::new("src/created.rs")]);
+    assert!(
+        report.not_restored[0].1.contains("symbolic link `src`"),
+        "{:?}",
+        report.not_restored
+    );
+    assert_eq!(decoys.files(), expected);
+    assert_eq!(fx.bytes("top.txt"), b"old\n");
+}
+
+#[test]
+fn undo_never_restores_git_metadata_from_a_snapshot() {
+    // A bare repository planted in the tree: its config and hooks would run
+    // programs for whoever runs git there.
+    let fx = Fixture::plain(&[
+        ("a.txt", "old\n"),
+        ("vendor/x/HEAD", "ref: refs/heads/main\n"),
+        (
+            "vendor/x/refs/heads/main",
+            "0000000000000000000000000000000000000000\n",
+        ),
+        ("vendor/x/config", "[core]\n\tfsmonitor = touch pwn\n"),
+        ("vendor/x/hooks/post-checkout", "#!/bin/sh\ntouch pwn\n"),
+    ]);
+    let store = fx.store();
+    let before = store.snapshot("before").unwrap();
+    fx.write("a.txt", b"new\n");
+    fs::remove_file(fx.root().join("vendor/x/config")).unwrap();
+    fs::remove_dir_all(fx.root().join("vendor/x/hooks")).unwrap();
+    let after = store.snapshot("after").unwrap();
+
+    let report = store.undo(&[(before, after)]).unwrap();
+    assert_eq!(report.restored, [PathBuf::from("a.txt")]);
+    let left: Vec<&Path> = report
+        .not_restored
+        .iter()
+        .map(|(p, _)| p.as_path())
+        .collect();
+    assert_eq!(
+        left,
+        [
+            Path::new("vendor/x/config"),
+            Path::new("vendor/x/hooks/post-checkout")
+        ]
+    );
+    assert!(report.not_restored[0].1.contains("git metadata"));
+    assert!(!fx.exists("vendor/x/config"));
+    assert!(!fx.exists("vendor/x/hooks"));
+    assert_eq!(fx.bytes("a.txt"), b"old\n");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_snapshot_never_reads_through_a_link_where_a_tracked_directory_was() {
+    // `secret/` is tracked but ignored, so the snapshot takes it from the index, by
+    // path: after `secret` became a link, that path leads outside.
+    let fx = Fixture::git(&[(".gitignore", "secret/\n"), ("a.txt", "a\n")]);
+    fx.write("secret/key", b"workspace copy\n");
+    let repo = Repository::open(fx.root()).unwrap();
+    let mut index = repo.index().unwrap();
+    index.add_path(Path::new("secret/key")).unwrap();
+    index.write().unwrap();
+    let decoys = Decoys::new(&[("key", b"the user's real key\n")]);
+    fs::remove_dir_all(fx.root().join("secret")).unwrap();
+    std::os::unix::fs::symlink(decoys.path(), fx.root().join("secret")).unwrap();
+
+    let store = fx.store();
+    let checkpoint = store.snapshot("test").unwrap();
+    let files = snapshot_files(&store, &checkpoint);
+    assert!(
+        files
+            .values()
+            .all(|bytes| bytes != b"the user's real key\n"),
+        "{files:?}"
+    );
 }

@@ -1,22 +1,30 @@
 //! Undoing turns: which paths go back to which state, the check that nobody changed
-//! them since, and writing them back so that every path is restored or none.
+//! them since, and writing them back.
 //!
 //! Turns are undone newest first on a simulated state of the disk, so undoing several
 //! at once checks each turn against what the turn after it left, exactly as undoing
 //! them one by one would. Only when every check passes does anything touch the disk:
 //! new contents are first staged in a temporary directory under the root, then files
 //! are deleted and the staged ones renamed into place.
+//!
+//! Every path is used through the root handle ([`crate::beneath`]) with no link
+//! followed: a path that now leads through a link (a directory swapped for a link
+//! after the turn) is never read, written or deleted. Found while planning, it refuses
+//! the whole undo; appearing while applying (a race), that path alone is left as it is
+//! and reported, like a path that is git metadata, which is never restored from a
+//! snapshot. A link standing where a file goes is replaced, not written through.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::fs;
-use std::io;
-use std::path::{Path, PathBuf};
+use std::io::{self, Read as _, Write as _};
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Component, Path, PathBuf};
 
 use git2::{FileMode, ObjectType, Oid, Repository, Tree};
 
 use super::{
-    Checkpoint, CheckpointError, Entry, EntryKind, bytes_to_path, io_error, path_to_bytes,
+    Checkpoint, CheckpointError, Entry, EntryKind, STREAM_ABOVE_BYTES, bytes_to_path, path_to_bytes,
 };
+use crate::beneath::{self, Root, Staging};
 
 /// Prefix of the staging directory an undo writes new contents to before moving them.
 const STAGING_PREFIX: &str = ".duet-undo-";
@@ -26,16 +34,25 @@ pub(super) struct Plan {
     /// The state each path returns to; `None` deletes it. Only paths whose state on
     /// disk differs from the target are here.
     targets: BTreeMap<PathBuf, Option<Entry>>,
+    /// Paths the target state has but that are git metadata: never restored.
+    withheld: Vec<PathBuf>,
     /// The tree of the oldest before-snapshot (none when no turn is undone): a
     /// directory it has is never removed, even when emptied.
     oldest_before: Option<Oid>,
 }
 
-impl Plan {
-    pub(super) fn paths(&self) -> Vec<PathBuf> {
-        self.targets.keys().cloned().collect()
-    }
+/// What an undo did.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct UndoReport {
+    /// The paths back as they were, relative to the root, sorted.
+    pub restored: Vec<PathBuf>,
+    /// The paths left as they are, with why, sorted.
+    pub not_restored: Vec<(PathBuf, String)>,
 }
+
+/// Why a path is never restored from a snapshot.
+const GIT_METADATA: &str = "it is git metadata (a hook, config or ref), which undo never \
+                            restores from a snapshot";
 
 /// A path that differs between a turn's before- and after-snapshot.
 struct Change {
@@ -48,19 +65,26 @@ struct Change {
 /// path they changed is still as its turn left it.
 pub(super) fn plan(
     repo: &Repository,
-    root: &Path,
+    root: &Root,
     turns: &[(Checkpoint, Checkpoint)],
 ) -> Result<Plan, CheckpointError> {
     // The simulated disk: a path's state once the newer turns are undone.
     let mut state: HashMap<PathBuf, Option<Entry>> = HashMap::new();
     let mut on_disk: HashMap<PathBuf, Option<Entry>> = HashMap::new();
     let mut changed_by_user = BTreeSet::new();
+    let mut through_links = BTreeMap::new();
     for (before, after) in turns {
         for change in changes(repo, before.tree, after.tree)? {
             let current = match state.get(&change.path) {
                 Some(current) => *current,
                 None => {
-                    let current = disk_entry(&root.join(&change.path))?;
+                    let current = match disk_entry(repo, root, &change.path)? {
+                        OnDisk::Entry(entry) => entry,
+                        OnDisk::ThroughLink(link) => {
+                            through_links.insert(change.path.clone(), link);
+                            None
+                        }
+                    };
                     on_disk.insert(change.path.clone(), current);
                     current
                 }
@@ -71,18 +95,64 @@ pub(super) fn plan(
             state.insert(change.path, change.before);
         }
     }
+    // A link the undone turns made themselves (it is one of their changes, still as
+    // they left it) is theirs to take away: what was below it is simply gone. Any other
+    // link is someone's change since, and what it leads to is not the workspace's.
+    let made_by_the_turns = |link: &PathBuf| {
+        on_disk
+            .get(link)
+            .is_some_and(|entry| entry.is_some_and(|entry| entry.kind == EntryKind::Symlink))
+            && !changed_by_user.contains(link)
+    };
+    through_links.retain(|_, link| !made_by_the_turns(link));
+    if !through_links.is_empty() {
+        return Err(CheckpointError::ThroughLink {
+            paths: through_links.into_iter().collect(),
+        });
+    }
     if !changed_by_user.is_empty() {
         return Err(CheckpointError::ChangedSince {
             paths: changed_by_user.into_iter().collect(),
         });
     }
+    let oldest_before = turns.last().map(|(before, _)| before.tree);
+    let kept_tree = oldest_before.map(|tree| repo.find_tree(tree)).transpose()?;
+    let mut withheld = Vec::new();
     let targets = state
         .into_iter()
         .filter(|(path, target)| on_disk.get(path) != Some(target))
+        .filter(|(path, target)| {
+            let refused = target.is_some() && is_git_metadata(path, kept_tree.as_ref());
+            if refused {
+                withheld.push(path.clone());
+            }
+            !refused
+        })
         .collect();
+    withheld.sort();
     Ok(Plan {
         targets,
-        oldest_before: turns.last().map(|(before, _)| before.tree),
+        withheld,
+        oldest_before,
+    })
+}
+
+/// Whether `path` is inside git's own files: under a `.git`, or in a directory that
+/// the snapshot shows laid out as a git directory (`HEAD` beside `objects` or `refs`,
+/// as a bare repository planted in the tree would be).
+fn is_git_metadata(path: &Path, tree: Option<&Tree<'_>>) -> bool {
+    if path
+        .components()
+        .any(|part| part == Component::Normal(".git".as_ref()))
+    {
+        return true;
+    }
+    let Some(tree) = tree else {
+        return false;
+    };
+    path.ancestors().skip(1).any(|dir| {
+        let has = |name: &str| tree.get_path(&dir.join(name)).is_ok();
+        has("HEAD") && (has("objects") || has("refs"))
     })
 }
 
@@ -127,149 +197,195 @@ fn entry_of(id: Oid, mode: FileMode) -> Option<Entry> {
     Some(Entry { id, kind })
 }
 
-/// What is on disk at `abs`, in snapshot terms. A directory or a special file is no
-/// file at all.
-fn disk_entry(abs: &Path) -> Result<Option<Entry>, CheckpointError> {
-    let meta = match fs::symlink_metadata(abs) {
-        Ok(meta) => meta,
-        Err(error)
-            if matches!(
-                error.kind(),
-                io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
-            ) =>
-        {
-            return Ok(None);
-        }
-        Err(error) => return Err(io_error(abs)(error)),
+/// What is at a path, seen through the root handle.
+enum OnDisk {
+    /// In snapshot terms: a directory or a special file is no file at all.
+    Entry(Option<Entry>),
+    /// The path leads through this link (relative to the root): what is behind it is
+    /// not the workspace's, and is not looked at.
+    ThroughLink(PathBuf),
+}
+
+/// What is on disk at `rel`, in snapshot terms.
+fn disk_entry(repo: &Repository, root: &Root, rel: &Path) -> Result<OnDisk, CheckpointError> {
+    let through = |error: beneath::Error| match error {
+        beneath::Error::Link { link, .. } => Ok(OnDisk::ThroughLink(link)),
+        beneath::Error::NotFound { .. } => Ok(OnDisk::Entry(None)),
+        other => Err(CheckpointError::from(other)),
     };
-    let Some(kind) = EntryKind::of(&meta) else {
-        return Ok(None);
+    let meta = match root.metadata(rel) {
+        Ok(Some(meta)) => meta,
+        Ok(None) => return Ok(OnDisk::Entry(None)),
+        Err(error) => return through(error),
+    };
+    let Some(kind) = EntryKind::of_meta(&meta) else {
+        return Ok(OnDisk::Entry(None));
     };
     let id = match kind {
-        EntryKind::Symlink => {
-            let target = fs::read_link(abs).map_err(io_error(abs))?;
-            Oid::hash_object(ObjectType::Blob, &path_to_bytes(&target))?
-        }
-        EntryKind::File | EntryKind::Executable => Oid::hash_file(ObjectType::Blob, abs)?,
+        EntryKind::Symlink => match root.read_link(rel) {
+            Ok(target) => Oid::hash_object(ObjectType::Blob, &path_to_bytes(&target))?,
+            Err(error) => return through(error),
+        },
+        EntryKind::File | EntryKind::Executable => match hash_file(repo, root, rel) {
+            Ok(id) => id,
+            Err(HashError::Files(error)) => return through(error),
+            Err(HashError::Other(error)) => return Err(error),
+        },
     };
-    Ok(Some(Entry { id, kind }))
+    Ok(OnDisk::Entry(Some(Entry { id, kind })))
+}
+
+enum HashError {
+    Files(beneath::Error),
+    Other(CheckpointError),
+}
+
+/// The blob id of the regular file at `rel`, read through the root handle. Large
+/// files are streamed into the object database (their blob already is there: it is
+/// what the turn left) instead of being read into memory.
+fn hash_file(repo: &Repository, root: &Root, rel: &Path) -> Result<Oid, HashError> {
+    let (mut file, meta) = root.open_file(rel).map_err(HashError::Files)?;
+    let io_error = |source: io::Error| {
+        HashError::Other(CheckpointError::Io {
+            path: rel.to_path_buf(),
+            source,
+        })
+    };
+    if meta.len() <= STREAM_ABOVE_BYTES {
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).map_err(io_error)?;
+        return Oid::hash_object(ObjectType::Blob, &bytes)
+            .map_err(|error| HashError::Other(error.into()));
+    }
+    let git = |error: git2::Error| HashError::Other(error.into());
+    let odb = repo.odb().map_err(git)?;
+    let size = usize::try_from(meta.len())
+        .map_err(|_| io_error(io::Error::other("too large on this platform")))?;
+    let mut writer = odb.writer(size, ObjectType::Blob).map_err(git)?;
+    io::copy(&mut file, &mut writer).map_err(io_error)?;
+    writer.finalize().map_err(git)
 }
 
 /// Carries out a plan: stage every new content, then delete, then move the staged
-/// files into place. A failure while staging leaves the disk as it was.
-pub(super) fn apply(repo: &Repository, root: &Path, plan: &Plan) -> Result<(), CheckpointError> {
-    let Some(oldest_before) = plan.oldest_before.filter(|_| !plan.targets.is_empty()) else {
-        return Ok(());
+/// files into place. A failure while staging leaves the disk as it was; a path that
+/// cannot be deleted or moved into place (it leads through a link that appeared
+/// meanwhile, a directory full of files stands there) is left as it is and reported.
+pub(super) fn apply(
+    repo: &Repository,
+    root: &Root,
+    plan: &Plan,
+) -> Result<UndoReport, CheckpointError> {
+    let mut report = UndoReport {
+        not_restored: plan
+            .withheld
+            .iter()
+            .map(|path| (path.clone(), GIT_METADATA.to_string()))
+            .collect(),
+        ..UndoReport::default()
     };
-    let staging = tempfile::Builder::new()
-        .prefix(STAGING_PREFIX)
-        .tempdir_in(root)
-        .map_err(io_error(root))?;
+    let Some(oldest_before) = plan.oldest_before.filter(|_| !plan.targets.is_empty()) else {
+        return Ok(report);
+    };
+    let staging = root.staging_dir(STAGING_PREFIX)?;
     let mut staged = Vec::new();
     for (number, (rel, target)) in plan.targets.iter().enumerate() {
         if let Some(entry) = target {
-            let temp = staging.path().join(number.to_string());
-            stage(repo, entry, &temp, &root.join(rel))?;
-            staged.push((rel, temp));
+            let name = number.to_string();
+            stage(repo, root, &staging, &name, entry, rel)?;
+            staged.push((rel, name));
         }
     }
     let kept_dirs = repo.find_tree(oldest_before)?;
     for (rel, target) in &plan.targets {
         if target.is_none() {
-            remove_file(&root.join(rel))?;
-            prune_empty_dirs(root, rel, &kept_dirs);
+            match root.remove_file(rel) {
+                Ok(_) => {
+                    prune_empty_dirs(root, rel, &kept_dirs);
+                    report.restored.push(rel.clone());
+                }
+                Err(error) => report.not_restored.push((rel.clone(), why_not(&error))),
+            }
         }
     }
-    for (rel, temp) in staged {
-        let dest = root.join(rel);
-        make_room(&dest)?;
-        fs::rename(&temp, &dest).map_err(io_error(&dest))?;
+    for (rel, name) in staged {
+        match make_room(root, rel).and_then(|()| staging.move_to(&name, rel)) {
+            Ok(()) => report.restored.push(rel.clone()),
+            Err(error) => report.not_restored.push((rel.clone(), why_not(&error))),
+        }
     }
-    Ok(())
+    report.restored.sort();
+    report.not_restored.sort();
+    Ok(report)
 }
 
-/// Writes `entry` to `temp`, with the permissions `dest` will need.
+/// Why a path was left as it is, for the user.
+fn why_not(error: &beneath::Error) -> String {
+    match error {
+        beneath::Error::Link { link, .. } => format!(
+            "it now leads through the symbolic link `{}`, and undo never writes through links",
+            link.display()
+        ),
+        beneath::Error::IsDir { .. } => "a directory stands there".to_string(),
+        beneath::Error::Io { source, .. } => source.to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// Writes `entry` to `name` in the staging directory, with the permissions the file
+/// at `dest` will need.
 fn stage(
     repo: &Repository,
+    root: &Root,
+    staging: &Staging<'_>,
+    name: &str,
     entry: &Entry,
-    temp: &Path,
     dest: &Path,
 ) -> Result<(), CheckpointError> {
     let blob = repo.find_blob(entry.id)?;
     if entry.kind == EntryKind::Symlink {
-        return make_symlink(&bytes_to_path(blob.content()), temp);
+        return Ok(staging.symlink(name, &bytes_to_path(blob.content()))?);
     }
-    fs::write(temp, blob.content()).map_err(io_error(temp))?;
-    set_executable(temp, dest, entry.kind == EntryKind::Executable)
-}
-
-#[cfg(unix)]
-fn make_symlink(target: &Path, link: &Path) -> Result<(), CheckpointError> {
-    std::os::unix::fs::symlink(target, link).map_err(io_error(link))
-}
-
-#[cfg(not(unix))]
-fn make_symlink(_target: &Path, link: &Path) -> Result<(), CheckpointError> {
-    Err(io_error(link)(io::Error::other(
-        "restoring symbolic links is only supported on Unix",
-    )))
-}
-
-/// Gives `temp` the permissions of the file it replaces at `dest` (or of a new file),
-/// with the executable bits as the snapshot recorded them.
-#[cfg(unix)]
-fn set_executable(temp: &Path, dest: &Path, executable: bool) -> Result<(), CheckpointError> {
-    use std::os::unix::fs::PermissionsExt as _;
-    let base = match fs::symlink_metadata(dest) {
-        Ok(meta) if meta.is_file() => meta.permissions().mode(),
-        _ => fs::metadata(temp)
-            .map_err(io_error(temp))?
-            .permissions()
-            .mode(),
+    let mut file = staging.create(name)?;
+    let io_error = |source| CheckpointError::Io {
+        path: dest.to_path_buf(),
+        source,
+    };
+    file.write_all(blob.content()).map_err(io_error)?;
+    // The mode the file replaces (a link or a directory has none worth keeping), or
+    // the one a new file got.
+    let base = match root.metadata(dest) {
+        Ok(Some(meta)) if meta.is_file() => meta.mode(),
+        _ => file.metadata().map_err(io_error)?.permissions().mode(),
     } & 0o7777;
-    let mode = if executable {
+    let mode = if entry.kind == EntryKind::Executable {
         // Executable by whoever may read it, as git checks files out.
         base | ((base & 0o444) >> 2)
     } else {
         base & !0o111
     };
-    fs::set_permissions(temp, fs::Permissions::from_mode(mode)).map_err(io_error(temp))
-}
-
-#[cfg(not(unix))]
-fn set_executable(_temp: &Path, _dest: &Path, _executable: bool) -> Result<(), CheckpointError> {
-    Ok(())
-}
-
-fn remove_file(path: &Path) -> Result<(), CheckpointError> {
-    match fs::remove_file(path) {
-        Err(error) if error.kind() != io::ErrorKind::NotFound => Err(io_error(path)(error)),
-        _ => Ok(()),
-    }
+    file.set_permissions(std::fs::Permissions::from_mode(mode))
+        .map_err(io_error)
 }
 
 /// Removes the directories above `rel` that are now empty and that the oldest
 /// before-snapshot did not have (the undone turns created them).
-fn prune_empty_dirs(root: &Path, rel: &Path, kept: &Tree<'_>) {
+fn prune_empty_dirs(root: &Root, rel: &Path, kept: &Tree<'_>) {
     for dir in rel.ancestors().skip(1) {
         if dir.as_os_str().is_empty() || kept.get_path(dir).is_ok() {
             return;
         }
         // Fails on a directory that still holds something, which is where to stop.
-        if fs::remove_dir(root.join(dir)).is_err() {
+        if !matches!(root.remove_dir(dir), Ok(true)) {
             return;
         }
     }
 }
 
-/// Clears the way for a file at `dest`: its parent directories exist, and an empty
-/// directory standing where the file goes is removed.
-fn make_room(dest: &Path) -> Result<(), CheckpointError> {
-    if fs::symlink_metadata(dest).is_ok_and(|meta| meta.is_dir()) {
-        fs::remove_dir(dest).map_err(io_error(dest))?;
-    }
-    if let Some(parent) = dest.parent() {
-        fs::create_dir_all(parent).map_err(io_error(parent))?;
+/// Clears the way for a file at `dest`: an empty directory standing where the file
+/// goes is removed (the parents are created by the move).
+fn make_room(root: &Root, dest: &Path) -> Result<(), beneath::Error> {
+    if root.metadata(dest)?.is_some_and(|meta| meta.is_dir()) {
+        root.remove_dir(dest)?;
     }
     Ok(())
 }

@@ -62,15 +62,21 @@ pub(super) fn remove(walker: &mut Walker<'_>, call: &Call<'_>) {
     }
 }
 
-/// `mv`/`cp SRC... DEST` or `-t DIR SRC...`: the destination is overwritten; `mv` also
-/// takes the sources away.
+/// `mv`/`cp SRC... DEST` or `-t DIR SRC...`: what lands in the destination is
+/// overwritten; `mv` also takes the sources away. A destination that is a directory
+/// (`-t DIR`, `.`, `dir/`, or any destination of several sources) receives each source
+/// under its own name, so that is the path written.
 pub(super) fn copy_or_move(walker: &mut Walker<'_>, call: &Call<'_>, moves: bool) {
     let parsed = call.parse(&TARGET_DIR);
-    let (sources, destination) = match parsed.value(&["t", "target-directory"]) {
-        Some(directory) => (&parsed.operands[..], Some((directory, WriteKind::Modify))),
+    let (sources, destination, into_directory) = match parsed.value(&["t", "target-directory"]) {
+        Some(directory) => (&parsed.operands[..], Some(directory), true),
         None => match parsed.operands.split_last() {
-            Some((last, sources)) => (sources, Some((*last, WriteKind::Replace))),
-            None => (&parsed.operands[..], None),
+            Some((last, sources)) => (
+                sources,
+                Some(*last),
+                sources.len() > 1 || names_a_directory(last),
+            ),
+            None => (&parsed.operands[..], None, false),
         },
     };
     if moves {
@@ -78,9 +84,52 @@ pub(super) fn copy_or_move(walker: &mut Walker<'_>, call: &Call<'_>, moves: bool
             walker.write(call.part, source, WriteKind::Modify);
         }
     }
-    if let Some((destination, kind)) = destination {
-        walker.write(call.part, destination, kind);
+    let Some(destination) = destination else {
+        return;
+    };
+    if !into_directory || parsed.has(&["T", "no-target-directory"]) {
+        walker.write(call.part, destination, WriteKind::Replace);
+        return;
     }
+    for source in sources {
+        match landing_in(destination, source) {
+            Some(target) => walker.write(call.part, &target, WriteKind::Replace),
+            // `cp -r . dir`: the directory receives the contents.
+            None => walker.write(call.part, destination, WriteKind::Modify),
+        }
+    }
+}
+
+/// Whether a destination is a directory by its spelling alone: `.`, `..`, `~`, or a
+/// trailing `/` or `/.`.
+fn names_a_directory(destination: &Word) -> bool {
+    destination.value().is_some_and(|value| {
+        matches!(value, "." | ".." | "~")
+            || value.ends_with('/')
+            || value.ends_with("/.")
+            || value.ends_with("/..")
+    })
+}
+
+/// The path `source` lands at inside the directory `directory`; `None` when the
+/// source has no name of its own (`.`, `..`, `/`). Only known when it runs when either
+/// is.
+fn landing_in(directory: &Word, source: &Word) -> Option<Word> {
+    let (Some(directory), Some(source)) = (directory.value(), source.value()) else {
+        return Some(Word::dynamic(&format!(
+            "{}/{}",
+            directory.text, source.text
+        )));
+    };
+    let name = std::path::Path::new(source.trim_end_matches('/')).file_name()?;
+    let name = name.to_str()?;
+    if name == "." || name == ".." {
+        return None;
+    }
+    Some(Word::literal(&format!(
+        "{}/{name}",
+        directory.trim_end_matches('/')
+    )))
 }
 
 pub(super) fn link(walker: &mut Walker<'_>, call: &Call<'_>) {
@@ -220,13 +269,19 @@ pub(super) fn tar(walker: &mut Walker<'_>, call: &Call<'_>) {
     let parsed = parse(
         &args,
         &OptionSpec {
-            short_values: "fCTXbKNgV",
+            short_values: "fCTXbKNgVFI",
             long_values: &[
                 "file",
                 "directory",
                 "files-from",
                 "exclude-from",
                 "to-command",
+                "use-compress-program",
+                "info-script",
+                "new-volume-script",
+                "rsh-command",
+                "rmt-command",
+                "checkpoint-action",
             ],
             stop_at_operand: false,
         },
@@ -236,6 +291,11 @@ pub(super) fn tar(walker: &mut Walker<'_>, call: &Call<'_>) {
         "use-compress-program",
         "I",
         "checkpoint-action",
+        "F",
+        "info-script",
+        "new-volume-script",
+        "rsh-command",
+        "rmt-command",
     ]) {
         walker.note(
             call.part,
@@ -258,6 +318,23 @@ pub(super) fn tar(walker: &mut Walker<'_>, call: &Call<'_>) {
         Some(archive) => walker.write(call.part, archive, WriteKind::Replace),
         None => walker.write_here(call.part, "writes an archive"),
     }
+}
+
+/// `zip`: writes its archive in the workspace; `-TT CMD` (`--unzip-command`) runs a
+/// program to test it.
+pub(super) fn zip(walker: &mut Walker<'_>, call: &Call<'_>) {
+    let tests_with_a_program = call.args.iter().any(|arg| {
+        let spelling = arg.spelling();
+        spelling.starts_with("-TT") || spelling.starts_with("--unzip-command")
+    });
+    if tests_with_a_program {
+        walker.note(
+            call.part,
+            CommandClass::Unknown,
+            "runs a program of its choice to test the archive (-TT)",
+        );
+    }
+    walker.write_here(call.part, "changes files in the workspace");
 }
 
 pub(super) fn unzip(walker: &mut Walker<'_>, call: &Call<'_>) {

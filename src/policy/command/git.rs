@@ -5,8 +5,10 @@
 //! Does not own: whether a path is tracked (`paths`, through the injected
 //! [`super::TrackedFiles`]).
 //! Invariant: configuration that can make git run programs (`-c alias.x=!cmd`,
-//! `git config core.pager ...`) and unknown subcommands (aliases) are
-//! [`CommandClass::Unknown`]; a force push is destructive as well as network.
+//! `--config-env`, `git config core.pager ...`), options that run a program the command
+//! names (`grep -O`, `rebase --exec`, `bisect run`, `--ext-diff`, `--upload-pack`) and
+//! unknown subcommands (aliases) are [`CommandClass::Unknown`]; a force push is
+//! destructive as well as network.
 
 use super::CommandClass;
 use super::args::{OptionSpec, parse};
@@ -154,7 +156,15 @@ pub(super) fn git(walker: &mut Walker<'_>, call: &Call<'_>) {
         walker.note(
             call.part,
             CommandClass::Unknown,
-            "points git at another repository or work tree",
+            "points git at another repository or work tree, or sets configuration from the \
+             environment",
+        );
+    }
+    if parsed.value(&["exec-path"]).is_some() {
+        walker.note(
+            call.part,
+            CommandClass::Unknown,
+            "makes git look for its own programs in another directory (--exec-path)",
         );
     }
     let Some((sub, args)) = parsed.rest.split_first() else {
@@ -179,9 +189,9 @@ pub(super) fn git(walker: &mut Walker<'_>, call: &Call<'_>) {
 fn subcommand(walker: &mut Walker<'_>, call: &Call<'_>, sub: &str, args: &[Word]) {
     let flags = |names: &[&str]| args.iter().any(|arg| names.contains(&arg.spelling()));
     let part = call.part;
-    match sub {
-        "diff" | "log" | "show" | "format-patch" => output_file(walker, part, args),
-        _ => {}
+    output_file(walker, part, sub, args);
+    if let Some(why) = runs_a_program(sub, args) {
+        walker.note(part, CommandClass::Unknown, why);
     }
     match sub {
         _ if READERS.contains(&sub) => {}
@@ -284,21 +294,101 @@ fn subcommand(walker: &mut Walker<'_>, call: &Call<'_>, sub: &str, args: &[Word]
     }
 }
 
-/// `--output FILE` / `-o DIR` of diff, log, show and format-patch.
-fn output_file(walker: &mut Walker<'_>, part: &str, args: &[Word]) {
+/// `--output FILE` (diff, log, show and every command taking diff options), `-o DIR`
+/// of format-patch, `-o FILE` of archive, `bundle create FILE`.
+fn output_file(walker: &mut Walker<'_>, part: &str, sub: &str, args: &[Word]) {
+    let short = match sub {
+        "format-patch" | "archive" => "o",
+        _ => "",
+    };
     let parsed = parse(
         args,
         &OptionSpec {
-            short_values: "o",
+            short_values: short,
             long_values: &["output", "output-directory"],
             stop_at_operand: false,
         },
     );
-    for file in parsed.values(&["output"]) {
+    let files: &[&str] = if sub == "archive" {
+        &["output", "o"]
+    } else {
+        &["output"]
+    };
+    for file in parsed.values(files) {
         walker.write(part, file, WriteKind::Replace);
     }
-    for directory in parsed.values(&["o", "output-directory"]) {
-        walker.write(part, directory, WriteKind::Modify);
+    if sub == "format-patch" {
+        for directory in parsed.values(&["o", "output-directory"]) {
+            walker.write(part, directory, WriteKind::Modify);
+        }
+    }
+    if sub == "bundle"
+        && parsed.operands.first().and_then(|word| word.value()) == Some("create")
+        && let Some(file) = parsed.operands.get(1)
+    {
+        walker.write(part, file, WriteKind::Replace);
+    }
+}
+
+/// Options and subcommands that make git run a program the command names (or the
+/// repository's configuration names): why, if `args` of `sub` have one.
+fn runs_a_program(sub: &str, args: &[Word]) -> Option<&'static str> {
+    let has = |prefixes: &[&str]| {
+        args.iter()
+            .take_while(|arg| arg.value() != Some("--"))
+            .any(|arg| {
+                let spelling = arg.spelling();
+                prefixes.iter().any(|prefix| {
+                    spelling == *prefix
+                        || spelling
+                            .strip_prefix(prefix)
+                            .is_some_and(|rest| rest.starts_with('='))
+                })
+            })
+    };
+    let short = |letter: char| {
+        args.iter()
+            .take_while(|arg| arg.value() != Some("--"))
+            .any(|arg| {
+                let spelling = arg.spelling();
+                !spelling.starts_with("--")
+                    && spelling.starts_with('-')
+                    && spelling.contains(letter)
+            })
+    };
+    if has(&["--ext-diff", "--textconv"]) {
+        return Some(
+            "runs the external diff or text conversion programs configured for the repository",
+        );
+    }
+    match sub {
+        "grep" if has(&["--open-files-in-pager"]) || short('O') => {
+            Some("opens the matching files in a program of its choice (-O)")
+        }
+        "rebase" if has(&["--exec"]) || short('x') => {
+            Some("runs a command after each commit it replays (--exec)")
+        }
+        "bisect" if args.first().map(Word::spelling) == Some("run") => {
+            Some("runs a command on each commit it tests")
+        }
+        "clone" | "fetch" | "pull" | "ls-remote" | "archive" | "push" | "submodule"
+            if has(&[
+                "--upload-pack",
+                "--receive-pack",
+                "--exec",
+                "--template",
+                "--config",
+            ]) || (sub == "clone" && (short('u') || short('c'))) =>
+        {
+            Some(
+                "runs a program of its choice, or sets configuration or hooks for the new repository",
+            )
+        }
+        "init" if has(&["--template"]) => Some("installs hooks from a template directory"),
+        "help" if has(&["--web", "--info", "--man"]) || short('w') || short('i') || short('m') => {
+            Some("opens the help in a viewer chosen by configuration")
+        }
+        _ => None,
     }
 }
 
@@ -454,24 +544,47 @@ fn remote(walker: &mut Walker<'_>, part: &str, args: &[Word]) {
     }
 }
 
+/// `git config`: reads with `--get`/`--list`/`get`/`list` or one name alone; any
+/// other form sets, unsets, renames or edits configuration, which can make later git
+/// commands run programs (`core.fsmonitor`, `core.pager`, `alias.*`, filters).
 fn config(walker: &mut Walker<'_>, part: &str, args: &[Word]) {
-    let reads = args.iter().any(|arg| {
-        matches!(
-            arg.spelling(),
-            "--get"
-                | "--get-all"
-                | "--get-regexp"
-                | "--list"
-                | "-l"
-                | "get"
-                | "list"
-                | "--show-origin"
-        )
-    }) || args
-        .iter()
-        .filter(|arg| !arg.spelling().starts_with('-'))
-        .count()
-        == 1;
+    const READ_ACTIONS: &[&str] = &[
+        "--get",
+        "--get-all",
+        "--get-regexp",
+        "--get-urlmatch",
+        "--get-color",
+        "--get-colorbool",
+        "--list",
+        "-l",
+    ];
+    const WRITE_ACTIONS: &[&str] = &[
+        "--add",
+        "--unset",
+        "--unset-all",
+        "--replace-all",
+        "--rename-section",
+        "--remove-section",
+        "--edit",
+        "-e",
+    ];
+    let parsed = parse(
+        args,
+        &OptionSpec {
+            short_values: "f",
+            long_values: &["file", "blob", "type", "default", "comment", "value"],
+            stop_at_operand: false,
+        },
+    );
+    let spelled = |names: &[&str]| args.iter().any(|arg| names.contains(&arg.spelling()));
+    let operands: Vec<&str> = parsed.operands.iter().map(|word| word.spelling()).collect();
+    let reads = match operands.first().copied() {
+        _ if spelled(WRITE_ACTIONS) => false,
+        Some("get" | "list") => true,
+        Some("set" | "unset" | "rename-section" | "remove-section" | "edit") => false,
+        _ if spelled(READ_ACTIONS) => true,
+        _ => operands.len() <= 1,
+    };
     if !reads {
         walker.note(
             part,
@@ -486,6 +599,24 @@ fn worktree(walker: &mut Walker<'_>, part: &str, args: &[Word]) {
         Some("list") | None => {}
         Some("remove" | "prune") => {
             walker.note(part, CommandClass::Destructive, "deletes a worktree")
+        }
+        Some("add") => {
+            let parsed = parse(
+                &args[1..],
+                &OptionSpec {
+                    short_values: "bB",
+                    long_values: &["reason"],
+                    stop_at_operand: false,
+                },
+            );
+            match parsed.operands.first() {
+                Some(path) => walker.write(part, path, WriteKind::Modify),
+                None => walker.note(
+                    part,
+                    CommandClass::WritesWorkspace,
+                    "adds or changes a worktree",
+                ),
+            }
         }
         Some(_) => walker.note(
             part,

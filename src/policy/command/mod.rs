@@ -8,10 +8,16 @@
 //! Does not own: deciding what a mode does with a class (`policy::Policy::judge`), knowing
 //! which files git tracks (the caller injects [`TrackedFiles`]), or running anything.
 //! Invariant: classification is a pure function of the command text and its
-//! [`CommandContext`]; whatever it cannot read with certainty (a parse error, a command
-//! substitution `$(...)` anywhere, a command name built from a variable, `eval`, an
-//! unrecognised program) is
-//! [`CommandClass::Unknown`], never [`CommandClass::ReadOnly`].
+//! [`CommandContext`]; whatever it cannot read with certainty (a parse error, a control
+//! character, a command substitution `$(...)` anywhere, a command name built from a
+//! variable, `eval`, arithmetic or expansions bash evaluates as code, an option that
+//! may hide in `$X` or a glob, an unrecognised program) is [`CommandClass::Unknown`],
+//! never [`CommandClass::ReadOnly`]; so is anything that changes the session's
+//! persistent shell for later commands (a variable that changes how programs behave,
+//! an alias, a function, a trap, an option, a sourced file), since duet judges each
+//! command by its text alone and not by the state an earlier one left behind.
+//! [`CommandClass::ReadOnly`] means: reads, and runs no code from the repository (a
+//! build, a test, a linter that loads the project's plugins is more than a read).
 //!
 //! Paths are resolved lexically against the workspace root and the directory the
 //! command starts in (following `cd` within the command). Symbolic links are not
@@ -19,13 +25,18 @@
 //! destructive because it may match tracked files.
 
 mod args;
+mod environment;
+mod evaluation;
 mod files;
 mod git;
 mod network;
 mod paths;
 mod programs;
+mod readers;
+mod shell_state;
 mod stream_editors;
 mod syntax;
+mod system;
 mod toolchains;
 mod wrappers;
 

@@ -1,19 +1,26 @@
 //! Which handler classifies a program, and the tables of programs whose arguments do
-//! not matter: those that only read, talk to the network, destroy, build, or check
-//! unless a flag makes them rewrite files.
+//! not matter: those that only read, talk to the network, destroy, build, load the
+//! project's code, or check unless a flag makes them rewrite files.
 //!
-//! Owns: dispatch by program name, the tables, and shell state (`cd`, `export`, `kill`).
+//! Owns: dispatch by program name, the tables, `cd`, and refusing to call a read an
+//! argument that may hide an option (`$X`, xargs input, a glob like `*`) for programs
+//! whose options run programs or write files.
 //! Does not own: the handlers of file utilities (`files`), sed and awk
-//! (`stream_editors`), network clients (`network`), wrappers that run another command
-//! (`wrappers`), language toolchains and git (`toolchains`, `git`), or path resolution
-//! (`paths`).
-//! Invariant: a program missing from every table is [`CommandClass::Unknown`].
+//! (`stream_editors`), readers with dangerous options (`readers`), the shell's own
+//! state (`shell_state`), the clock, host name and signals (`system`), network clients
+//! (`network`), wrappers that run another command (`wrappers`), language toolchains and
+//! git (`toolchains`, `git`), or path resolution (`paths`).
+//! Invariant: a program missing from every table is [`CommandClass::Unknown`]; a program
+//! in `READ_ONLY` has no option that runs a program, writes a file or loads the
+//! project's code.
 
 use super::CommandClass;
 use super::args::{OptionSpec, Parsed, parse};
 use super::paths::{Cwd, WriteKind};
 use super::syntax::{Walker, Word};
-use super::{files, git, network, stream_editors, toolchains, wrappers};
+use super::{
+    files, git, network, readers, shell_state, stream_editors, system, toolchains, wrappers,
+};
 
 /// One simple command, its program name resolved.
 pub(super) struct Call<'a> {
@@ -39,15 +46,11 @@ impl Call<'_> {
 /// Programs that only read or print, whatever their arguments.
 const READ_ONLY: &[&str] = &[
     ":",
-    "[",
-    "ack",
-    "ag",
     "apropos",
     "b2sum",
     "base32",
     "base64",
     "basename",
-    "bat",
     "bc",
     "bzcat",
     "cal",
@@ -57,7 +60,6 @@ const READ_ONLY: &[&str] = &[
     "column",
     "comm",
     "cut",
-    "date",
     "df",
     "diff",
     "dir",
@@ -81,26 +83,19 @@ const READ_ONLY: &[&str] = &[
     "getent",
     "grep",
     "groups",
-    "hash",
     "head",
     "help",
     "hexdump",
-    "history",
-    "hostname",
     "id",
-    "info",
     "jobs",
     "join",
     "jq",
-    "less",
     "locale",
     "locate",
     "ls",
     "lsblk",
     "lsof",
-    "man",
     "md5sum",
-    "more",
     "nl",
     "nm",
     "nproc",
@@ -110,25 +105,20 @@ const READ_ONLY: &[&str] = &[
     "paste",
     "pgrep",
     "printenv",
-    "printf",
     "ps",
     "pwd",
-    "read",
     "readelf",
     "readlink",
     "realpath",
     "return",
     "rev",
-    "rg",
     "seq",
-    "set",
     "sha1sum",
     "sha224sum",
     "sha256sum",
     "sha384sum",
     "sha512sum",
     "shellcheck",
-    "shopt",
     "size",
     "sleep",
     "stat",
@@ -136,12 +126,10 @@ const READ_ONLY: &[&str] = &[
     "sum",
     "tac",
     "tail",
-    "test",
     "tokei",
     "top",
     "tput",
     "tr",
-    "tree",
     "true",
     "tty",
     "type",
@@ -156,23 +144,17 @@ const READ_ONLY: &[&str] = &[
     "whereis",
     "which",
     "whoami",
-    "xxd",
     "xzcat",
     "yes",
     "zcat",
     "zgrep",
-    "zless",
     "cloc",
-    "flake8",
-    "pylint",
-    "mypy",
     "pyright",
     "hadolint",
     "clear",
     "reset",
     "dpkg-query",
     "apt-cache",
-    "ldd",
 ];
 
 /// Programs that talk to other machines.
@@ -226,6 +208,7 @@ const DESTRUCTIVE: &[&str] = &[
     "halt",
     "insmod",
     "iptables",
+    "killall5",
     "modprobe",
     "mkswap",
     "mount",
@@ -234,11 +217,14 @@ const DESTRUCTIVE: &[&str] = &[
     "passwd",
     "poweroff",
     "reboot",
+    "renice",
     "rmmod",
     "service",
     "setfacl",
     "sfdisk",
     "shutdown",
+    "skill",
+    "snice",
     "swapoff",
     "swapon",
     "sysctl",
@@ -260,12 +246,22 @@ const BUILDERS: &[&str] = &[
     "rollup", "split", "csplit", "gmake",
 ];
 
+/// Checkers that load code the project's configuration names (plugins, hooks, a
+/// config file that is a program): running them runs code from the repository.
+const PROJECT_CODE: &[&str] = &["pylint", "mypy", "flake8", "stylelint"];
+
+/// What running a program that loads the project's code is said to do.
+pub(super) const RUNS_PROJECT_CODE: &str =
+    "runs code from the repository (its configuration, plugins, build scripts or tests)";
+
 /// Tools that either only check or rewrite files, depending on a flag.
 struct Checker {
     name: &'static str,
     /// Rewrites files unless one of `flags` is given (else: only when one is given).
     writes_by_default: bool,
     flags: &'static [&'static str],
+    /// Its configuration is code from the project (`eslint.config.js`).
+    loads_project_code: bool,
 }
 
 const CHECKERS: &[Checker] = &[
@@ -273,77 +269,109 @@ const CHECKERS: &[Checker] = &[
         name: "eslint",
         writes_by_default: false,
         flags: &["--fix"],
+        loads_project_code: true,
     },
     Checker {
         name: "prettier",
         writes_by_default: false,
         flags: &["--write", "-w"],
+        loads_project_code: true,
     },
     Checker {
         name: "black",
         writes_by_default: true,
         flags: &["--check", "--diff"],
+        loads_project_code: false,
     },
     Checker {
         name: "isort",
         writes_by_default: true,
         flags: &["--check-only", "--check", "-c", "--diff"],
+        loads_project_code: false,
     },
     Checker {
         name: "rustfmt",
         writes_by_default: true,
         flags: &["--check"],
+        loads_project_code: false,
     },
     Checker {
         name: "gofmt",
         writes_by_default: false,
         flags: &["-w"],
+        loads_project_code: false,
     },
     Checker {
         name: "goimports",
         writes_by_default: false,
         flags: &["-w"],
+        loads_project_code: false,
     },
     Checker {
         name: "clang-format",
         writes_by_default: false,
         flags: &["-i"],
+        loads_project_code: false,
     },
     Checker {
         name: "autopep8",
         writes_by_default: false,
         flags: &["-i", "--in-place"],
+        loads_project_code: false,
     },
     Checker {
         name: "shfmt",
         writes_by_default: false,
         flags: &["-w", "--write"],
+        loads_project_code: false,
     },
     Checker {
         name: "stylua",
         writes_by_default: true,
         flags: &["--check"],
+        loads_project_code: false,
     },
     Checker {
         name: "tsc",
         writes_by_default: true,
         flags: &["--noEmit"],
+        loads_project_code: false,
     },
+];
+
+/// Programs with options that run other programs or write files, so an argument only
+/// known when the command runs (`$X`, input from `xargs`, a glob like `*`) may turn
+/// out to be one of them (a file named `--pre=x.sh` is a real option to `rg`).
+const OPTIONS_RUN_OR_WRITE: &[&str] = &[
+    "ack", "ag", "bat", "batcat", "cargo", "cp", "curl", "date", "fd", "fdfind", "find", "git",
+    "hostname", "iconv", "info", "install", "less", "ln", "man", "more", "most", "mv", "patch",
+    "rg", "rsync", "scp", "sed", "sftp", "shuf", "sort", "ssh", "tar", "tree", "uniq", "wget",
+    "xxd", "zip", "zless",
 ];
 
 /// Classifies one simple command.
 pub(super) fn dispatch(walker: &mut Walker<'_>, call: &Call<'_>) {
     let name = call.name;
+    if OPTIONS_RUN_OR_WRITE.contains(&name) {
+        hidden_options(walker, call);
+    }
     match name {
         "cd" | "pushd" => change_dir(walker, call),
         "popd" => walker.cwd = Cwd::Unknown,
-        "export" | "declare" | "typeset" | "local" | "readonly" => declare(walker, call),
+        "export" | "declare" | "typeset" | "local" | "readonly" => {
+            shell_state::declare(walker, name, call.args, call.part);
+        }
+        "unset" => shell_state::unset(walker, call.args, call.part),
+        "alias" | "trap" | "bind" | "enable" | "hash" => shell_state::definitions(walker, call),
+        "set" => shell_state::set(walker, call),
+        "shopt" => shell_state::shopt(walker, call),
+        "read" | "mapfile" | "readarray" | "getopts" | "printf" => {
+            shell_state::assigning_builtin(walker, call);
+        }
+        "let" => shell_state::let_builtin(walker, call),
+        "test" | "[" => shell_state::test_builtin(walker, call),
+        "history" => shell_state::history(walker, call),
         "eval" => walker.note(call.part, CommandClass::Unknown, "runs text as a command"),
-        "alias" | "trap" | "enable" => walker.note(
-            call.part,
-            CommandClass::Unknown,
-            "makes later commands or signals run other code",
-        ),
         "source" | "." => wrappers::source(walker, call),
         "rm" | "unlink" => files::remove(walker, call),
         "rmdir" => files::each_operand(walker, call, &OptionSpec::default(), WriteKind::Delete),
@@ -364,16 +392,51 @@ pub(super) fn dispatch(walker: &mut Walker<'_>, call: &Call<'_>) {
         "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "zstd" | "unzstd" => {
             files::compress(walker, call);
         }
-        "zip" | "patch" => walker.write_here(call.part, "changes files in the workspace"),
+        "zip" => files::zip(walker, call),
+        "patch" => walker.write_here(call.part, "changes files in the workspace"),
         "sed" => stream_editors::sed(walker, call),
         "awk" | "gawk" | "mawk" | "nawk" => stream_editors::awk(walker, call),
-        "kill" | "pkill" | "killall" => kill(walker, call),
+        "rg" => readers::ripgrep(walker, call),
+        "ag" | "bat" | "batcat" => readers::pager_option(walker, call),
+        "ack" => readers::ack(walker, call),
+        "less" | "more" | "most" | "zless" => readers::pager(walker, call),
+        "man" => readers::man(walker, call),
+        "info" => readers::info(walker, call),
+        "tree" => readers::tree(walker, call),
+        "xxd" => readers::xxd(walker, call),
+        "ldd" => readers::ldd(walker, call),
+        "date" => system::date(walker, call),
+        "hwclock" => system::hwclock(walker, call),
+        "timedatectl" => system::timedatectl(walker, call),
+        "hostname" => system::hostname(walker, call),
+        "kill" | "pkill" | "killall" => system::kill(walker, call),
         "curl" => network::curl(walker, call),
         "wget" => network::wget(walker, call),
         "rsync" | "scp" => network::remote_copy(walker, call),
         "ruff" => ruff(walker, call),
         "git" => git::git(walker, call),
         _ => by_table(walker, call),
+    }
+}
+
+/// Notes an argument that may be an option the command text does not show, for a
+/// program whose options run programs or write files.
+fn hidden_options(walker: &mut Walker<'_>, call: &Call<'_>) {
+    let hidden = call
+        .args
+        .iter()
+        .take_while(|arg| arg.value() != Some("--"))
+        .find(|arg| arg.may_be_option());
+    if let Some(arg) = hidden {
+        walker.note(
+            call.part,
+            CommandClass::Unknown,
+            format!(
+                "gets `{}`, which may turn into options only known when it runs (a file named \
+                 like an option, such as `--pre=x.sh`, is one)",
+                arg.text
+            ),
+        );
     }
 }
 
@@ -402,7 +465,11 @@ fn by_table(walker: &mut Walker<'_>, call: &Call<'_>) {
             .any(|arg| checker.flags.iter().any(|flag| flag_matches(arg, flag)));
         if flagged != checker.writes_by_default {
             walker.write_here(call.part, "rewrites files in place");
+        } else if checker.loads_project_code {
+            walker.write_here(call.part, RUNS_PROJECT_CODE);
         }
+    } else if PROJECT_CODE.contains(&name) {
+        walker.write_here(call.part, RUNS_PROJECT_CODE);
     } else if !wrappers::dispatch(walker, call) && !toolchains::dispatch(walker, call) {
         walker.note(
             call.part,
@@ -430,44 +497,6 @@ fn change_dir(walker: &mut Walker<'_>, call: &Call<'_>) {
     } else {
         walker.cwd.after_cd(target, walker.context.root)
     };
-}
-
-/// `export NAME=value` etc. when written as a plain command (the parser usually gives
-/// these as declarations, whose assignments the walk checks).
-fn declare(walker: &mut Walker<'_>, call: &Call<'_>) {
-    for arg in call.args {
-        let name = arg.spelling().split('=').next().unwrap_or_default();
-        walker.check_variable(name, call.part);
-    }
-}
-
-fn kill(walker: &mut Walker<'_>, call: &Call<'_>) {
-    let parsed = call.parse(&OptionSpec {
-        short_values: "sn",
-        ..OptionSpec::default()
-    });
-    if parsed.has(&["l", "L", "list"]) {
-        return;
-    }
-    let only_jobs = call.name == "kill"
-        && !parsed.operands.is_empty()
-        && parsed
-            .operands
-            .iter()
-            .all(|operand| operand.value().is_some_and(|value| value.starts_with('%')));
-    if only_jobs {
-        walker.note(
-            call.part,
-            CommandClass::WritesWorkspace,
-            "stops a background job of this shell",
-        );
-    } else {
-        walker.note(
-            call.part,
-            CommandClass::Destructive,
-            "sends signals to processes, which can stop anything the user runs",
-        );
-    }
 }
 
 fn ruff(walker: &mut Walker<'_>, call: &Call<'_>) {

@@ -151,11 +151,19 @@ fn skip_delimited(chars: &[char], mut at: usize, delimiter: char) -> usize {
 
 pub(super) fn awk(walker: &mut Walker<'_>, call: &Call<'_>) {
     let parsed = call.parse(&OptionSpec {
-        short_values: "fvFi",
-        long_values: &["file", "assign", "field-separator", "include"],
+        short_values: "fvFiEel",
+        long_values: &[
+            "file",
+            "assign",
+            "field-separator",
+            "include",
+            "exec",
+            "source",
+            "load",
+        ],
         stop_at_operand: false,
     });
-    if parsed.has(&["f", "file"]) {
+    if parsed.has(&["f", "file", "E", "exec"]) {
         walker.note(
             call.part,
             CommandClass::Unknown,
@@ -163,15 +171,46 @@ pub(super) fn awk(walker: &mut Walker<'_>, call: &Call<'_>) {
         );
         return;
     }
-    let mut operands = parsed.operands.iter();
-    match operands.next().map(|program| program.value()) {
-        None => {}
-        Some(Some(program)) if !program.contains(['|', '>']) && !program.contains("system") => {}
-        Some(_) => walker.note(
+    if parsed.has(&["l", "load"]) {
+        walker.note(
             call.part,
             CommandClass::Unknown,
-            "has an awk program that may write files or run commands (`>`, `|`, system)",
-        ),
+            "loads a compiled extension into awk (-l)",
+        );
+    }
+    if parsed.has(&[
+        "d",
+        "dump-variables",
+        "o",
+        "pretty-print",
+        "p",
+        "profile",
+        "D",
+        "debug",
+    ]) {
+        walker.note(
+            call.part,
+            CommandClass::Unknown,
+            "writes a file of its choice (gawk -d, -o, -p) or starts its debugger",
+        );
+    }
+    let mut programs: Vec<&Word> = parsed.values(&["e", "source"]).collect();
+    let mut operands = parsed.operands.iter();
+    if programs.is_empty()
+        && let Some(program) = operands.next()
+    {
+        programs.push(program);
+    }
+    for program in programs {
+        match program.value() {
+            Some(text) if !awk_program_writes_or_runs(text) => {}
+            _ => walker.note(
+                call.part,
+                CommandClass::Unknown,
+                "has an awk program that may write files, run commands, load code or open \
+                 network connections (`>`, `|`, system, @load, /inet)",
+            ),
+        }
     }
     let in_place = parsed
         .values(&["i", "include"])
@@ -181,6 +220,15 @@ pub(super) fn awk(walker: &mut Walker<'_>, call: &Call<'_>) {
             walker.write(call.part, file, WriteKind::Modify);
         }
     }
+}
+
+/// A cautious look at an awk program: any `>` or `|` (output to a file or a command,
+/// or a comparison), `system`, `@load`/`@include`, or a gawk network file.
+fn awk_program_writes_or_runs(program: &str) -> bool {
+    program.contains(['|', '>'])
+        || ["system", "@load", "@include", "/inet"]
+            .iter()
+            .any(|needle| program.contains(needle))
 }
 
 #[cfg(test)]

@@ -2,15 +2,18 @@
 //! assignment, in the order they run, and hands each simple command to
 //! [`super::programs`].
 //!
-//! Owns: parsing (with a time budget), reading words (quote removal, and telling text
-//! known now from text only known when the command runs), redirections, assignments,
-//! the scopes in which `cd` takes effect, and nested scripts (`sh -c`) up to
+//! Owns: parsing (with a time budget), reading words (quote removal, telling text
+//! known now from text only known when the command runs, unquoted globs), redirections,
+//! assignments and declarations (`export`, `declare`, `unset`, `for NAME in`), the
+//! scopes in which `cd` takes effect, and nested scripts (`sh -c`) up to
 //! [`MAX_NESTING`] deep.
 //! Does not own: what a program does with its arguments (`programs`, `wrappers`,
-//! `toolchains`, `git`) or where a path lands (`paths`).
+//! `toolchains`, `git`), which variables matter (`environment`), which expansions and
+//! arithmetic run code (`evaluation`), or where a path lands (`paths`).
 //! Invariant: every node of the tree is either understood or visited for the commands
-//! it contains; a tree with parse errors is [`CommandClass::Unknown`] whatever else it
-//! holds.
+//! it contains; a tree with parse errors, or a command with a control character other
+//! than tab and newline (which other parsers, tree-sitter's among them, may read
+//! differently from bash), is [`CommandClass::Unknown`] whatever else it holds.
 
 use std::ops::ControlFlow;
 use std::path::Path;
@@ -19,7 +22,9 @@ use std::time::{Duration, Instant};
 use tree_sitter::{Node, ParseOptions, ParseState, Parser, Tree};
 
 use super::paths::{Cwd, WriteKind, place_of};
-use super::{CommandClass, CommandContext, Findings, programs};
+use super::{
+    CommandClass, CommandContext, Findings, environment, evaluation, programs, shell_state,
+};
 
 /// How long parsing one command may take.
 const PARSE_BUDGET: Duration = Duration::from_secs(2);
@@ -29,31 +34,6 @@ pub(super) const MAX_NESTING: usize = 4;
 /// walk's recursion stays far from the end of the stack.
 const MAX_TREE_DEPTH: usize = 256;
 
-/// Variables that change which program a later command runs or what a shell runs on
-/// its own.
-const SENSITIVE_VARIABLES: &[&str] = &[
-    "PATH",
-    "LD_PRELOAD",
-    "LD_LIBRARY_PATH",
-    "DYLD_INSERT_LIBRARIES",
-    "BASH_ENV",
-    "ENV",
-    "PROMPT_COMMAND",
-    "IFS",
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_SSH_COMMAND",
-    "GIT_EXTERNAL_DIFF",
-    "GIT_PAGER",
-    "GIT_EDITOR",
-    "GIT_CONFIG_GLOBAL",
-    "GIT_CONFIG_PARAMETERS",
-    "RUSTC_WRAPPER",
-    "PAGER",
-    "EDITOR",
-    "VISUAL",
-];
-
 /// One shell word.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Word {
@@ -61,6 +41,11 @@ pub(super) struct Word {
     pub text: String,
     /// After quote removal, when no expansion or substitution is involved.
     value: Option<String>,
+    /// Unquoted glob characters that the shell expands into file names.
+    glob: bool,
+    /// Only known when it runs, but known not to start with `-` (a path `find` found
+    /// under a start point).
+    never_an_option: bool,
 }
 
 impl Word {
@@ -69,6 +54,8 @@ impl Word {
         Self {
             text: text.to_string(),
             value: Some(text.to_string()),
+            glob: false,
+            never_an_option: false,
         }
     }
 
@@ -77,6 +64,16 @@ impl Word {
         Self {
             text: text.to_string(),
             value: None,
+            glob: false,
+            never_an_option: false,
+        }
+    }
+
+    /// A path only known when the command runs that cannot start with `-`.
+    pub(super) fn dynamic_path(text: &str) -> Self {
+        Self {
+            never_an_option: true,
+            ..Self::dynamic(text)
         }
     }
 
@@ -87,6 +84,16 @@ impl Word {
     /// The value if known, else the text as written (for matching option names).
     pub(super) fn spelling(&self) -> &str {
         self.value.as_deref().unwrap_or(&self.text)
+    }
+
+    /// Whether the program may get an option here that the command text does not show:
+    /// the word is only known when it runs (`"$X"`, input from `xargs`), or it is a glob
+    /// whose matches may start with `-` (`*` matching a file named `--pre=x.sh`).
+    pub(super) fn may_be_option(&self) -> bool {
+        match &self.value {
+            None => !self.never_an_option,
+            Some(value) => self.glob && value.starts_with(['*', '?', '[', '{']),
+        }
     }
 }
 
@@ -156,6 +163,23 @@ impl Walker<'_> {
             );
             return;
         }
+        if let Some(control) = source
+            .chars()
+            .find(|&c| c.is_control() && c != '\n' && c != '\t')
+        {
+            // Bash takes a carriage return (or any control character) as part of a word;
+            // other parsers, tree-sitter's among them, may take it as a space or a line
+            // break, and then duet would judge other commands than bash runs.
+            self.note(
+                part,
+                CommandClass::Unknown,
+                format!(
+                    "contains the control character U+{:04X}, which bash and duet's parser \
+                     may read differently",
+                    u32::from(control)
+                ),
+            );
+        }
         let Some(tree) = parse(source) else {
             self.note(
                 part,
@@ -217,9 +241,104 @@ impl Walker<'_> {
             "subshell" | "process_substitution" | "pipeline" => {
                 self.scoped(|walker| walker.children(node, source));
             }
+            "declaration_command" => {
+                self.declaration(node, source);
+                self.children(node, source);
+            }
+            "unset_command" => {
+                let args = self.arguments(node, source);
+                shell_state::unset(self, &args, text(node, source));
+                self.children(node, source);
+            }
+            "for_statement" => {
+                if let Some(variable) = node.child_by_field_name("variable") {
+                    self.check_variable(text(variable, source), text(node, source), "sets");
+                }
+                self.children(node, source);
+            }
+            "expansion" => {
+                if let Some(why) = evaluation::expansion(node, source) {
+                    self.note(text(node, source), CommandClass::Unknown, why);
+                }
+                self.children(node, source);
+            }
+            "subscript" => {
+                if let Some(why) = evaluation::subscript(node, source) {
+                    self.note(text(node, source), CommandClass::Unknown, why);
+                }
+                self.children(node, source);
+            }
+            "arithmetic_expansion" => self.arithmetic(node, source),
+            "compound_statement" if first_token(node, source) == "((" => {
+                self.arithmetic(node, source);
+            }
+            "c_style_for_statement" => {
+                let reads = ["initializer", "condition", "update"].iter().any(|field| {
+                    let mut cursor = node.walk();
+                    node.children_by_field_name(field, &mut cursor)
+                        .any(|clause| !evaluation::is_numeric(clause, source))
+                });
+                if reads {
+                    self.note(
+                        text(node, source),
+                        CommandClass::Unknown,
+                        evaluation::ARITHMETIC,
+                    );
+                }
+                self.children(node, source);
+            }
+            "test_command" => {
+                let double = first_token(node, source) == "[[";
+                if evaluation::test_evaluates(node, source, double) {
+                    self.note(
+                        text(node, source),
+                        CommandClass::Unknown,
+                        evaluation::ARITHMETIC,
+                    );
+                }
+                self.children(node, source);
+            }
             "comment" => {}
             _ => self.children(node, source),
         }
+    }
+
+    /// `$((...))` or `((...))`.
+    fn arithmetic(&mut self, node: Node<'_>, source: &str) {
+        if evaluation::arithmetic_reads_variables(node, source) {
+            self.note(
+                text(node, source),
+                CommandClass::Unknown,
+                evaluation::ARITHMETIC,
+            );
+        }
+        self.children(node, source);
+    }
+
+    /// `export`/`declare`/`typeset`/`local`/`readonly` as the parser gives them.
+    fn declaration(&mut self, node: Node<'_>, source: &str) {
+        let keyword = first_token(node, source);
+        let args = self.arguments(node, source);
+        shell_state::declare(self, keyword, &args, text(node, source));
+    }
+
+    /// The words of a declaration or `unset`, assignments given as `NAME=` (their
+    /// values are checked where the walk visits them).
+    fn arguments(&mut self, node: Node<'_>, source: &str) -> Vec<Word> {
+        let mut cursor = node.walk();
+        node.named_children(&mut cursor)
+            .map(|child| match child.kind() {
+                "variable_assignment" => {
+                    let name = child
+                        .child_by_field_name("name")
+                        .map(|name| text(name, source))
+                        .unwrap_or_default();
+                    Word::literal(&format!("{name}="))
+                }
+                "variable_name" => Word::literal(text(child, source)),
+                _ => word(child, source),
+            })
+            .collect()
     }
 
     fn children(&mut self, node: Node<'_>, source: &str) {
@@ -310,16 +429,18 @@ impl Walker<'_> {
             .child_by_field_name("name")
             .map(|name| text(name, source))
             .unwrap_or_default();
-        self.check_variable(name, text(node, source));
+        let bare = name.split('[').next().unwrap_or(name);
+        self.check_variable(bare, text(node, source), "sets");
     }
 
-    /// Notes assignments to variables that change what later commands run.
-    pub(super) fn check_variable(&mut self, name: &str, part: &str) {
-        if SENSITIVE_VARIABLES.contains(&name) {
+    /// Notes setting, exporting or unsetting (`verb`) a variable that changes what
+    /// later commands run.
+    pub(super) fn check_variable(&mut self, name: &str, part: &str, verb: &str) {
+        if environment::changes_behaviour(name) {
             self.note(
                 part,
                 CommandClass::Unknown,
-                format!("sets {name}, which changes what later commands run"),
+                format!("{verb} {name}, which changes what programs run or how they behave"),
             );
         }
     }
@@ -366,6 +487,13 @@ fn text<'s>(node: Node<'_>, source: &'s str) -> &'s str {
     source.get(node.byte_range()).unwrap_or_default()
 }
 
+/// The text of a node's first child, named or not (`((`, `export`).
+fn first_token<'s>(node: Node<'_>, source: &'s str) -> &'s str {
+    node.child(0)
+        .map(|child| text(child, source))
+        .unwrap_or_default()
+}
+
 /// The operator token of a redirection (`>`, `>>`, `&>`, ...).
 fn redirect_operator<'s>(node: Node<'_>, source: &'s str) -> &'s str {
     let mut cursor = node.walk();
@@ -379,6 +507,36 @@ fn word(node: Node<'_>, source: &str) -> Word {
     Word {
         text: text(node, source).to_string(),
         value: static_value(node, source),
+        glob: has_unquoted_glob(node, source),
+        never_an_option: starts_with_quoted_text(node, source),
+    }
+}
+
+/// A double-quoted word that starts with literal text other than `-` (`"commit $n"`):
+/// it stays one word, and whatever it expands to starts with that text.
+fn starts_with_quoted_text(node: Node<'_>, source: &str) -> bool {
+    node.kind() == "string"
+        && text(node, source)
+            .chars()
+            .nth(1)
+            .is_some_and(|first| !matches!(first, '-' | '$' | '`' | '\\' | '"'))
+}
+
+/// Whether an unquoted part of the word holds glob or brace characters. Only the kinds
+/// [`static_value`] reads matter: any other word is only known when it runs anyway.
+fn has_unquoted_glob(node: Node<'_>, source: &str) -> bool {
+    match node.kind() {
+        "word" => {
+            let text = text(node, source);
+            text.contains(['*', '?', '['])
+                || (text.contains('{') && (text.contains(',') || text.contains("..")))
+        }
+        "concatenation" | "command_name" => {
+            let mut cursor = node.walk();
+            node.named_children(&mut cursor)
+                .any(|child| child.kind() == "word" && has_unquoted_glob(child, source))
+        }
+        _ => false,
     }
 }
 

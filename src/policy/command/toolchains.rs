@@ -11,7 +11,7 @@
 use super::CommandClass;
 use super::args::OptionSpec;
 use super::paths::WriteKind;
-use super::programs::{Call, dispatch as dispatch_program};
+use super::programs::{self, Call, dispatch as dispatch_program};
 use super::syntax::{Walker, Word};
 
 /// Classifies `call` if its program is a toolchain; false if it is not one.
@@ -41,13 +41,31 @@ fn is_python(name: &str) -> bool {
 }
 
 /// The first operand and what follows it, past global options that take `spec`'s values.
-fn subcommand<'c>(call: &'c Call<'_>, spec: &OptionSpec) -> Option<(&'c str, &'c [Word])> {
+/// A subcommand only known when it runs is noted as such (and `None`).
+fn subcommand<'c>(
+    walker: &mut Walker<'_>,
+    call: &'c Call<'_>,
+    spec: &OptionSpec,
+) -> Option<(&'c str, &'c [Word])> {
     let parsed = call.parse(&OptionSpec {
         stop_at_operand: true,
         ..*spec
     });
     let (first, rest) = parsed.rest.split_first()?;
-    Some((first.value()?, rest))
+    match first.value() {
+        Some(sub) => Some((sub, rest)),
+        None => {
+            walker.note(
+                call.part,
+                CommandClass::Unknown,
+                format!(
+                    "runs `{} {}`, a subcommand only known when it runs",
+                    call.name, first.text
+                ),
+            );
+            None
+        }
+    }
 }
 
 fn only_version(call: &Call<'_>) -> bool {
@@ -94,16 +112,37 @@ fn cargo(walker: &mut Walker<'_>, call: &Call<'_>) {
     if only_version(&call) {
         return;
     }
-    let Some((sub, rest)) = subcommand(&call, &spec) else {
+    let Some((sub, rest)) = subcommand(walker, &call, &spec) else {
         return;
     };
     let has = |flags: &[&str]| rest.iter().any(|arg| flags.contains(&arg.spelling()));
+    let before_double_dash = || call.args.iter().take_while(|arg| arg.spelling() != "--");
+    if before_double_dash().any(|arg| programs::flag_matches(arg, "--config")) {
+        walker.note(
+            call.part,
+            CommandClass::Unknown,
+            "sets cargo configuration on the command line, which can name programs to run \
+             (runners, wrappers, linkers)",
+        );
+    }
+    let target_dirs: Vec<Word> = call
+        .parse(&OptionSpec {
+            long_values: &["target-dir"],
+            ..OptionSpec::default()
+        })
+        .values(&["target-dir"])
+        .cloned()
+        .collect();
+    for directory in &target_dirs {
+        walker.write(call.part, directory, WriteKind::Modify);
+    }
     match sub {
-        "check" | "c" | "test" | "t" | "build" | "b" | "doc" | "d" | "tree" | "metadata"
-        | "bench" | "version" | "help" | "locate-project" | "pkgid" | "verify-project"
-        | "read-manifest" | "nextest" | "expand" => {}
-        "clippy" if !has(&["--fix"]) => {}
+        "tree" | "metadata" | "version" | "help" | "locate-project" | "pkgid"
+        | "verify-project" | "read-manifest" => {}
         "fmt" if has(&["--check"]) => {}
+        "check" | "c" | "test" | "t" | "build" | "b" | "doc" | "d" | "bench" | "nextest"
+        | "expand" => walker.write_here(call.part, programs::RUNS_PROJECT_CODE),
+        "clippy" if !has(&["--fix"]) => walker.write_here(call.part, programs::RUNS_PROJECT_CODE),
         "clippy" | "fmt" | "fix" | "new" | "init" => {
             walker.write_here(call.part, "rewrites or creates source files");
         }
@@ -150,7 +189,7 @@ fn node_packages(walker: &mut Walker<'_>, call: &Call<'_>) {
         long_values: &["prefix", "workspace", "filter", "cwd", "dir"],
         stop_at_operand: true,
     };
-    let Some((sub, rest)) = subcommand(call, &spec) else {
+    let Some((sub, rest)) = subcommand(walker, call, &spec) else {
         // Bare `yarn`, `pnpm` or `bun` installs; bare `npm` prints help.
         if call.name != "npm" {
             walker.note(call.part, CommandClass::Network, "installs dependencies");
@@ -232,7 +271,7 @@ fn uv(walker: &mut Walker<'_>, call: &Call<'_>) {
     if only_version(call) {
         return;
     }
-    let Some((sub, rest)) = subcommand(call, &OptionSpec::default()) else {
+    let Some((sub, rest)) = subcommand(walker, call, &OptionSpec::default()) else {
         return;
     };
     match sub {
@@ -268,7 +307,7 @@ fn poetry(walker: &mut Walker<'_>, call: &Call<'_>) {
     if only_version(call) {
         return;
     }
-    let Some((sub, _)) = subcommand(call, &OptionSpec::default()) else {
+    let Some((sub, _)) = subcommand(walker, call, &OptionSpec::default()) else {
         return;
     };
     match sub {
@@ -294,12 +333,13 @@ fn poetry(walker: &mut Walker<'_>, call: &Call<'_>) {
 }
 
 fn go(walker: &mut Walker<'_>, call: &Call<'_>) {
-    let Some((sub, rest)) = subcommand(call, &OptionSpec::default()) else {
+    let Some((sub, rest)) = subcommand(walker, call, &OptionSpec::default()) else {
         return;
     };
     match (sub, rest.first().and_then(Word::value)) {
-        ("test" | "vet" | "list" | "version" | "env" | "doc" | "help", _)
+        ("vet" | "list" | "version" | "env" | "doc" | "help", _)
         | ("mod", Some("graph" | "why" | "verify")) => {}
+        ("test", _) => walker.write_here(call.part, programs::RUNS_PROJECT_CODE),
         ("build" | "run" | "generate" | "fmt" | "fix" | "clean" | "work", _)
         | ("mod", Some("init" | "edit" | "vendor")) => {
             walker.write_here(call.part, "builds, runs or rewrites project files");
@@ -421,7 +461,7 @@ fn system_packages(walker: &mut Walker<'_>, call: &Call<'_>) {
 }
 
 fn bundle(walker: &mut Walker<'_>, call: &Call<'_>) {
-    let Some((sub, rest)) = subcommand(call, &OptionSpec::default()) else {
+    let Some((sub, rest)) = subcommand(walker, call, &OptionSpec::default()) else {
         walker.note(call.part, CommandClass::Network, "installs gems");
         rewrites_lockfile(walker, call, "Gemfile.lock");
         return;

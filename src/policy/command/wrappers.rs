@@ -7,7 +7,9 @@
 //! strings are parsed again (depth-limited by the walk), `sudo` makes any change a
 //! change as root.
 //! Does not own: the inner command's own rules (dispatch starts again for it).
-//! Invariant: a wrapper never lowers the class of what it runs.
+//! Invariant: a wrapper never lowers the class of what it runs; `source` of anything
+//! but the user's own `~/.cargo/env` is [`CommandClass::Unknown`], since the file can
+//! change what every later command in the session's shell runs.
 
 use super::CommandClass;
 use super::args::OptionSpec;
@@ -89,7 +91,10 @@ fn env(walker: &mut Walker<'_>, call: &Call<'_>) {
         .count();
     for assignment in &parsed.rest[..assignments] {
         let name = assignment.spelling().split('=').next().unwrap_or_default();
-        walker.check_variable(name, call.part);
+        walker.check_variable(name, call.part, "sets");
+    }
+    for unset in parsed.values(&["u", "unset"]) {
+        walker.check_variable(unset.spelling(), call.part, "unsets");
     }
     let command = &parsed.rest[assignments..];
     match parsed.value(&["C", "chdir"]).cloned() {
@@ -262,11 +267,12 @@ fn find(walker: &mut Walker<'_>, call: &Call<'_>) {
     while let Some(arg) = args.next() {
         match arg.spelling() {
             "-exec" | "-execdir" | "-ok" | "-okdir" => {
+                // `{}` is a path under a start point, so it never reads as an option.
                 let argv: Vec<Word> = args
                     .by_ref()
                     .take_while(|word| !matches!(word.spelling(), ";" | "+"))
                     .map(|word| match word.value() {
-                        Some(value) if value.contains("{}") => Word::dynamic(&word.text),
+                        Some(value) if value.contains("{}") => Word::dynamic_path(&word.text),
                         _ => word.clone(),
                     })
                     .collect();
@@ -289,11 +295,12 @@ fn find(walker: &mut Walker<'_>, call: &Call<'_>) {
 
 /// `fd PATTERN -x CMD`: the rest of the line is the command, run per file found.
 fn fd(walker: &mut Walker<'_>, call: &Call<'_>) {
-    let Some(at) = call
-        .args
-        .iter()
-        .position(|arg| matches!(arg.spelling(), "-x" | "--exec" | "-X" | "--exec-batch"))
-    else {
+    let Some(at) = call.args.iter().position(|arg| {
+        let spelling = arg.spelling();
+        matches!(spelling, "-x" | "--exec" | "-X" | "--exec-batch")
+            || spelling.starts_with("--exec=")
+            || spelling.starts_with("--exec-batch=")
+    }) else {
         return;
     };
     let mut argv: Vec<Word> = call.args[at + 1..]
@@ -351,13 +358,13 @@ fn shell(walker: &mut Walker<'_>, call: &Call<'_>) {
     }
 }
 
-/// `source FILE`: runs FILE in the session's shell. Virtualenv activation scripts only
-/// change the environment; anything else could do anything.
+/// `source FILE`: runs FILE in the session's shell, where it can define aliases and
+/// functions, set traps and change `PATH` for every later command. Only the user's own
+/// `~/.cargo/env` is taken as an environment change; a file in the workspace (a
+/// virtualenv's `activate` included) is the repository's code.
 pub(super) fn source(walker: &mut Walker<'_>, call: &Call<'_>) {
     let file = call.args.first().and_then(Word::value);
-    let activates =
-        file.is_some_and(|file| file.ends_with("bin/activate") || file == "~/.cargo/env");
-    if activates {
+    if file == Some("~/.cargo/env") {
         walker.note(
             call.part,
             CommandClass::WritesWorkspace,
@@ -368,7 +375,8 @@ pub(super) fn source(walker: &mut Walker<'_>, call: &Call<'_>) {
             call.part,
             CommandClass::Unknown,
             format!(
-                "runs {} in the session's shell; duet does not check its contents",
+                "runs {} in the session's shell, where it can change what every later \
+                 command runs; duet does not check its contents",
                 file.unwrap_or("a file")
             ),
         );

@@ -1,41 +1,39 @@
 //! The sandbox's reports, checks and settings; the launcher itself is exercised
-//! through the real binary in `tests/suite/sandbox.rs`.
+//! through the real binary in `tests/suite/sandbox.rs` and `tests/suite/containment.rs`.
+
+use std::path::PathBuf;
 
 use pretty_assertions::assert_eq;
 
+use super::host::{Plan, protected_paths, read_report};
+use super::report::{
+    Confinement, Layer, LayerName, NetworkIsolation, Protections, REPORT_FILE, Report, WriteLimits,
+};
 use super::*;
+use crate::policy::ProtectedPaths;
 
 fn confinement(network: bool, abi: Option<u8>) -> Confinement {
-    Confinement {
-        network: if network {
-            NetworkIsolation::Isolated {
-                loopback_up: true,
-                locked: true,
-            }
-        } else {
-            NetworkIsolation::Open {
-                why: "no namespaces".into(),
-            }
-        },
-        writes: match abi {
-            Some(abi) => WriteLimits::Landlock { abi },
-            None => WriteLimits::Unlimited {
-                why: "no Landlock".into(),
-            },
-        },
+    let mut confinement = Protections::example(network, abi.is_some()).confinement;
+    if let Some(abi) = abi {
+        confinement.writes = WriteLimits::Landlock { abi };
     }
+    confinement
 }
 
 #[test]
-fn a_shell_must_keep_every_protection_the_probe_found() {
+fn a_program_must_keep_every_layer_the_probe_found() {
     let promised = confinement(true, Some(5));
     assert_eq!(confinement(true, Some(5)).keeps(&promised), Ok(()));
     let lost_network = confinement(false, Some(5)).keeps(&promised).unwrap_err();
     assert!(lost_network.contains("network"), "{lost_network}");
     let lost_writes = confinement(true, None).keeps(&promised).unwrap_err();
-    assert!(lost_writes.contains("no Landlock"), "{lost_writes}");
+    assert!(lost_writes.contains("writes"), "{lost_writes}");
     let weaker = confinement(true, Some(3)).keeps(&promised).unwrap_err();
     assert!(weaker.contains("ABI 5 to 3"), "{weaker}");
+    let mut no_filter = confinement(true, Some(5));
+    no_filter.syscalls = Layer::missing("kernel said no");
+    let lost = no_filter.keeps(&promised).unwrap_err();
+    assert_eq!(lost, "syscalls failed: kernel said no");
 }
 
 #[test]
@@ -45,37 +43,87 @@ fn more_than_promised_is_fine() {
 }
 
 #[test]
-fn the_badge_names_what_is_active() {
-    let badge = |network, abi| Protections::new(confinement(network, abi), 0).badge();
-    assert_eq!(badge(true, Some(5)), "net+fs");
-    assert_eq!(badge(true, None), "net");
-    assert_eq!(badge(false, Some(1)), "fs");
-    assert_eq!(badge(false, None), "off");
+fn the_badge_names_how_much_holds() {
+    assert_eq!(Protections::example(true, true).badge(), "on");
+    assert_eq!(Protections::example(true, false).badge(), "partial");
+    let off = Protections {
+        confinement: Confinement::none("off"),
+        refused: None,
+        environment_passed: 0,
+        environment_withheld: 0,
+    };
+    assert_eq!(off.badge(), "off");
+    let refused = Protections {
+        refused: Some("syscalls: no filter".into()),
+        ..Protections::example(true, true)
+    };
+    assert_eq!(refused.badge(), "blocked");
 }
 
 #[test]
-fn the_summary_and_details_say_why() {
-    let protections = Protections::new(confinement(false, Some(5)), 1);
+fn a_network_the_user_opened_is_not_a_gap() {
+    let mut protections = Protections::example(true, true);
+    protections.confinement.network = NetworkIsolation::Allowed;
+    assert!(protections.gaps().is_empty());
+    assert!(protections.summary().contains("network allowed"));
+}
+
+#[test]
+fn the_summary_names_every_layer() {
+    let protections = Protections::example(false, true);
     assert_eq!(
         protections.summary(),
-        "network open · writes limited (Landlock ABI 5) · 1 secret scrubbed"
+        "partial · own namespaces · network open · writes limited (Landlock ABI 5) · \
+         protected paths read-only · credentials hidden · no capabilities · syscall filter · \
+         environment 12 passed, 3 withheld"
     );
-    assert_eq!(protections.network.to_string(), "open: no namespaces");
-    let root_only = NetworkIsolation::Isolated {
-        loopback_up: false,
-        locked: false,
-    };
-    let text = root_only.to_string();
-    assert!(text.contains("no interface up"), "{text}");
-    assert!(text.contains("root shell could rejoin"), "{text}");
     let old = WriteLimits::Landlock { abi: 2 }.to_string();
     assert!(old.contains("truncating"), "{old}");
+}
+
+#[test]
+fn gaps_say_why_each_missing_layer_is_missing() {
+    assert!(Protections::example(true, true).gaps().is_empty());
+    assert_eq!(
+        Protections::example(true, false).gaps(),
+        ["writes: not in this example"]
+    );
+    let off = Protections {
+        confinement: Confinement::none("turned off"),
+        refused: None,
+        environment_passed: 0,
+        environment_withheld: 0,
+    };
+    assert_eq!(off.gaps(), ["no sandbox: turned off"]);
+    let refused = Protections {
+        refused: Some("writes: no Landlock".into()),
+        ..Protections::example(true, false)
+    };
+    assert_eq!(
+        refused.gaps(),
+        [
+            "commands cannot run: writes: no Landlock",
+            "writes: not in this example"
+        ]
+    );
+}
+
+#[test]
+fn unaccepted_gaps_leave_out_accepted_layers() {
+    let mut confinement = confinement(true, Some(5));
+    confinement.syscalls = Layer::missing("no filter");
+    confinement.credentials = Layer::missing("no mount");
+    assert_eq!(
+        confinement.unaccepted_gaps(&[LayerName::Syscalls]),
+        ["credentials: no mount"]
+    );
 }
 
 #[test]
 fn reports_round_trip_through_json() {
     for original in [
         Report::Applied(confinement(true, Some(5))),
+        Report::Refused(confinement(false, None)),
         Report::Failed("cannot run zsh".into()),
     ] {
         let text = serde_json::to_string(&original).unwrap();
@@ -84,12 +132,18 @@ fn reports_round_trip_through_json() {
 }
 
 #[test]
-fn a_failed_launch_is_an_error_with_its_reason() {
+fn a_failed_or_refused_launch_is_an_error_with_its_reason() {
     let dir = tempfile::tempdir().unwrap();
     let failed = serde_json::to_string(&Report::Failed("cannot run zsh".into())).unwrap();
     std::fs::write(dir.path().join(REPORT_FILE), failed).unwrap();
     let error = read_report(dir.path()).unwrap_err();
     assert!(error.contains("cannot run zsh"), "{error}");
+    let mut lacking = confinement(true, Some(5));
+    lacking.protected = Layer::missing("mount refused");
+    let refused = serde_json::to_string(&Report::Refused(lacking)).unwrap();
+    std::fs::write(dir.path().join(REPORT_FILE), refused).unwrap();
+    let error = read_report(dir.path()).unwrap_err();
+    assert!(error.contains("protected: mount refused"), "{error}");
 }
 
 #[test]
@@ -103,72 +157,91 @@ fn a_missing_or_garbled_report_is_an_error_naming_the_file() {
 }
 
 #[tokio::test]
-async fn a_launcher_that_cannot_run_leaves_the_shell_unconfined_and_says_why() {
+async fn a_launcher_that_cannot_run_refuses_and_says_why() {
     let config = SandboxConfig {
         launcher: Some(PathBuf::from("/nonexistent/duet")),
         ..SandboxConfig::default()
     };
     let dir = tempfile::tempdir().unwrap();
-    let Err(confinement) = Plan::probe(&config, dir.path(), dir.path()).await else {
+    let Err(refusal) = Plan::probe(
+        &config,
+        dir.path(),
+        dir.path(),
+        dir.path(),
+        &ProtectedPaths::default(),
+    )
+    .await
+    else {
         panic!("a missing launcher cannot be probed");
     };
-    assert!(!confinement.network_isolated());
-    assert!(!confinement.writes_limited());
-    let text = confinement.network.to_string();
-    assert!(text.contains("/nonexistent/duet"), "{text}");
+    assert!(!refusal.confinement.network_isolated());
+    assert!(refusal.why.contains("/nonexistent/duet"), "{}", refusal.why);
 }
 
-#[test]
-fn a_workspace_inside_a_repository_may_write_its_git_dir() {
+#[tokio::test]
+async fn a_sandbox_that_refuses_stops_every_program_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().canonicalize().unwrap();
-    std::fs::create_dir_all(repo.join(".git")).unwrap();
-    let sub = repo.join("crates/core");
-    std::fs::create_dir_all(&sub).unwrap();
-    assert_eq!(repository_dirs(&sub), [repo.join(".git")]);
-    // At the root, the git dir is inside the workspace already.
-    assert_eq!(repository_dirs(&repo), Vec::<PathBuf>::new());
+    let sandbox = Sandbox::new(
+        dir.path(),
+        Some(SandboxConfig {
+            launcher: Some(PathBuf::from("/nonexistent/duet")),
+            ..SandboxConfig::default()
+        }),
+        ProtectedPaths::default(),
+        &crate::shell::environment::EnvironmentPolicy::default(),
+    );
+    let error = sandbox
+        .command("true", &[], dir.path(), &[])
+        .await
+        .err()
+        .unwrap();
+    assert!(error.0.contains("/nonexistent/duet"), "{error}");
+    assert_eq!(sandbox.protections().await.badge(), "blocked");
 }
 
 #[test]
-fn a_worktree_may_write_its_own_and_the_shared_git_dir() {
-    let main = tempfile::tempdir().unwrap();
-    let main = main.path().canonicalize().unwrap();
-    let worktree_git = main.join(".git/worktrees/feature");
-    std::fs::create_dir_all(&worktree_git).unwrap();
-    std::fs::write(worktree_git.join("commondir"), "../..\n").unwrap();
-    let worktree = tempfile::tempdir().unwrap();
-    std::fs::write(
-        worktree.path().join(".git"),
-        format!("gitdir: {}\n", worktree_git.display()),
-    )
-    .unwrap();
+fn protected_paths_are_git_duet_and_what_the_patterns_cover_near_the_top() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    for dir in [
+        ".git/hooks",
+        ".duet",
+        ".github/workflows",
+        ".github/ISSUE_TEMPLATE",
+        "src",
+    ] {
+        std::fs::create_dir_all(root.join(dir)).unwrap();
+    }
+    for file in [
+        ".env",
+        "Cargo.lock",
+        "src/main.rs",
+        "README.md",
+        "env.example",
+    ] {
+        std::fs::write(root.join(file), "x").unwrap();
+    }
+    // Protected names that are links: protected where they lead when that is inside.
+    std::os::unix::fs::symlink("env.example", root.join(".env.local")).unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", root.join(".env.host")).unwrap();
+    let protected = ProtectedPaths::with_patterns(&["!Cargo.lock".into()]).unwrap();
     assert_eq!(
-        repository_dirs(worktree.path()),
-        [main.join(".git"), worktree_git]
+        protected_paths(&root, &protected),
+        [".duet", ".env", ".git", ".github/workflows", "env.example"].map(|path| root.join(path))
     );
 }
 
 #[test]
-fn gaps_say_why_each_missing_protection_is_missing() {
-    assert!(
-        Protections::new(confinement(true, Some(5)), 0)
-            .gaps()
-            .is_empty()
-    );
-    assert_eq!(
-        Protections::new(confinement(true, None), 0).gaps(),
-        ["writes unlimited: no Landlock"]
-    );
-    assert_eq!(
-        Protections::new(confinement(false, None), 0).gaps(),
-        [
-            "network open: no namespaces",
-            "writes unlimited: no Landlock"
-        ]
-    );
-    assert_eq!(
-        Protections::new(Confinement::none("turned off"), 0).gaps(),
-        ["no sandbox: turned off"]
-    );
+fn a_hooks_directory_inside_the_workspace_is_protected() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let repository = git2::Repository::init(&root).unwrap();
+    repository
+        .config()
+        .unwrap()
+        .set_str("core.hooksPath", "tools/hooks")
+        .unwrap();
+    std::fs::create_dir_all(root.join("tools/hooks")).unwrap();
+    let paths = protected_paths(&root, &ProtectedPaths::default());
+    assert!(paths.contains(&root.join("tools/hooks")), "{paths:?}");
 }

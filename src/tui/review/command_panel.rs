@@ -6,8 +6,12 @@
 //! Owns: wrapping and scrolling the command text and findings, and drawing them.
 //! Does not own: the decision (the queue sends it) or the panel frame.
 //! Invariant: every character of the command can be brought on screen — long commands
-//! wrap, tall ones scroll and say how much is below — so nobody approves text they
-//! could not see.
+//! wrap, tall ones scroll and say how much is below, and characters that cannot be
+//! seen (controls, bidi controls, zero-width and format characters, unusual spaces)
+//! are written out as `⟨U+202E⟩` in a style of their own — so nobody approves text they
+//! could not see. When the command or its directory holds such characters, or letters
+//! that only look like ASCII (a Cyrillic `а`, a fullwidth `ｓ`), a warning above the
+//! command says so.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -15,9 +19,10 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use crate::policy::{CommandClass, Protection, Reason};
+use crate::terminal_text::Findings;
 use crate::tui::theme::Theme;
 
-use super::text::wrap_text;
+use super::text::{wrap_revealed, wrap_text};
 
 /// What the policy found out about a command.
 #[derive(Clone, Debug, PartialEq)]
@@ -137,9 +142,10 @@ pub(super) fn external_allow_key(server: &str, tool: &str) -> String {
     format!("mcp {server}__{tool}")
 }
 
-/// `why`, a bullet per risky part and per protected path, a blank row, the command
-/// after `$ ` (a tool call after `→ `; continuations indented to match), a blank row,
-/// and the directory (or the server).
+/// `why`, a warning per kind of hidden or look-alike character, a bullet per risky
+/// part and per protected path, a blank row, the command after `$ ` (a tool call after
+/// `→ `; continuations indented to match), a blank row, and the directory (or the
+/// server).
 fn layout(
     command: &str,
     subject: &Subject,
@@ -153,6 +159,28 @@ fn layout(
         .into_iter()
         .map(|row| Line::styled(row, theme.dim))
         .collect();
+    let (what, place) = match subject {
+        Subject::Shell { cwd } => ("the command", ("the directory", cwd)),
+        Subject::Tool { server, .. } => ("the call", ("the server name", server)),
+    };
+    let warnings = Findings::of(command)
+        .warnings(what)
+        .into_iter()
+        .chain(Findings::of(place.1).warnings(place.0));
+    for warning in warnings {
+        rows.extend(
+            wrap_text(&warning, width - 2)
+                .into_iter()
+                .enumerate()
+                .map(|(at, row)| {
+                    let lead = if at == 0 { "⚠ " } else { "  " };
+                    Line::from(vec![
+                        Span::styled(lead, theme.warning),
+                        Span::styled(row, theme.warning),
+                    ])
+                }),
+        );
+    }
     for reason in &risk.reasons {
         let text = format!("{}: {reason}", reason.class);
         rows.extend(bullet(
@@ -166,22 +194,16 @@ fn layout(
         rows.extend(bullet(&protection.to_string(), theme.warning, width, theme));
     }
     rows.push(Line::default());
-    let command_rows = wrap_text(command, width - 2);
-    let command_rows = if command_rows.is_empty() {
-        vec![String::new()]
-    } else {
-        command_rows
-    };
     let first_lead = match subject {
         Subject::Shell { .. } => "$ ",
         Subject::Tool { .. } => "→ ",
     };
+    let command_rows = wrap_revealed(command, width - 2, theme.code, theme.hidden);
     rows.extend(command_rows.into_iter().enumerate().map(|(at, row)| {
         let lead = if at == 0 { first_lead } else { "  " };
-        Line::from(vec![
-            Span::styled(lead, theme.dim),
-            Span::styled(row, theme.code),
-        ])
+        let mut spans = vec![Span::styled(lead, theme.dim)];
+        spans.extend(row);
+        Line::from(spans)
     }));
     rows.push(Line::default());
     let place = match subject {
@@ -191,9 +213,9 @@ fn layout(
         }
     };
     rows.extend(
-        wrap_text(&place, width)
+        wrap_revealed(&place, width, theme.dim, theme.hidden)
             .into_iter()
-            .map(|row| Line::styled(row, theme.dim)),
+            .map(Line::from),
     );
     rows
 }

@@ -20,6 +20,7 @@ use ratatui::text::{Line, Span};
 use crate::agent::protocol::HunkView;
 use crate::diff::{self, Hunk, HunkId};
 use crate::policy::Decision;
+use crate::terminal_text::Findings;
 use crate::tui::theme::Theme;
 
 use super::diff_view::{self, Files, Layout, RowBody, View};
@@ -53,6 +54,8 @@ pub(super) enum ToggleRefused {
 
 pub(super) struct EditReview {
     path: String,
+    /// The path as the model gave it, when it goes through a symbolic link to `path`.
+    requested: Option<String>,
     after: String,
     hunks: Vec<Hunk>,
     accepted: Vec<bool>,
@@ -66,11 +69,15 @@ pub(super) struct EditReview {
     files: Files,
     cache: Option<((View, usize), Layout)>,
     theme: Theme,
+    /// What the header warns about: hidden or look-alike characters in the path or in
+    /// the lines the edit adds.
+    warnings: Vec<String>,
 }
 
 impl EditReview {
     pub(super) fn new(
         path: &str,
+        requested: Option<&str>,
         before: Option<&str>,
         after: &str,
         offered: &[HunkView],
@@ -88,8 +95,32 @@ impl EditReview {
                 "recomputed hunks differ from the ones offered for approval"
             );
         }
+        let added: String = hunks
+            .iter()
+            .flat_map(|hunk| &hunk.lines)
+            .filter(|line| line.kind == diff::LineKind::Added)
+            .flat_map(|line| [line.text.as_str(), "\n"])
+            .collect();
+        let mut added_findings = Findings::of(&added);
+        // Look-alikes are ordinary in prose and string literals; the path is where
+        // they deceive.
+        added_findings.lookalikes.clear();
+        let named = requested.map(Findings::of);
+        let warnings = Findings::of(path)
+            .warnings("the path")
+            .into_iter()
+            .chain(
+                named
+                    .map(|found| found.warnings("the name the model gave"))
+                    .into_iter()
+                    .flatten(),
+            )
+            .chain(added_findings.warnings("the added text"))
+            .collect();
         Self {
+            warnings,
             path: path.to_string(),
+            requested: requested.map(str::to_string),
             after: after.to_string(),
             accepted: vec![true; hunks.len()],
             hunks,
@@ -99,8 +130,13 @@ impl EditReview {
             side_by_side: false,
             whole_file: false,
             files: Files {
-                old: FileHighlighter::new(path, before.unwrap_or_default().to_string(), color),
-                new: FileHighlighter::new(path, after.to_string(), color),
+                old: FileHighlighter::new(
+                    path,
+                    before.unwrap_or_default().to_string(),
+                    color,
+                    theme.hidden,
+                ),
+                new: FileHighlighter::new(path, after.to_string(), color, theme.hidden),
             },
             cache: None,
             theme: theme.clone(),
@@ -109,6 +145,20 @@ impl EditReview {
 
     pub(super) fn path(&self) -> &str {
         &self.path
+    }
+
+    /// The header's path: the file that really changes, and, when the model named it
+    /// through a symbolic link, that name first (`notes.md → docs/notes.md`).
+    pub(super) fn header_path(&self) -> String {
+        match &self.requested {
+            Some(requested) => format!("{requested} → {} (symbolic link)", self.path),
+            None => self.path.clone(),
+        }
+    }
+
+    /// One line per kind of hidden or look-alike character found, for the header.
+    pub(super) fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     pub(super) fn proposed(&self) -> &str {

@@ -6,7 +6,8 @@
 //! Invariant: each line of a file is highlighted at most once per review, in order from
 //! the top (syntect's parse state runs through the file), and only as far down as a
 //! frame has shown; with colour off, or for a syntax syntect does not know, nothing is
-//! parsed at all. A styled line has exactly the characters of its plain text.
+//! parsed at all. A styled line has exactly the characters of its plain text, hidden
+//! characters written out as code points in both (styled apart in the styled line).
 
 use std::ops::Range;
 use std::path::Path;
@@ -18,7 +19,7 @@ use syntect::easy::HighlightLines;
 use syntect::highlighting::{Theme as SyntectTheme, ThemeSet};
 use syntect::parsing::{SyntaxReference, SyntaxSet};
 
-use super::text::sanitize;
+use super::text::{reveal, reveal_spans};
 
 static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(SyntaxSet::load_defaults_newlines);
 static THEMES: LazyLock<ThemeSet> = LazyLock::new(ThemeSet::load_defaults);
@@ -30,8 +31,8 @@ const THEME_NAME: &str = "base16-ocean.dark";
 /// would stall the UI, and nobody reads its colours anyway.
 const MAX_HIGHLIGHTED_BYTES: usize = 4_096;
 
-/// One source line as display spans, terminator removed, control characters made
-/// visible and tabs expanded.
+/// One source line as display spans, terminator removed, control and other hidden
+/// characters written out and tabs expanded.
 pub(super) type StyledLine = Vec<Span<'static>>;
 
 /// One file (the old or the new side of an edit), highlighted as far as needed.
@@ -43,10 +44,12 @@ pub(super) struct FileHighlighter {
     highlighted: Vec<StyledLine>,
     /// `None` when not colouring (colour off, unknown syntax, or syntect gave up).
     state: Option<HighlightLines<'static>>,
+    /// How a written-out hidden character is drawn.
+    hidden: Style,
 }
 
 impl FileHighlighter {
-    pub(super) fn new(path: &str, source: String, color: bool) -> Self {
+    pub(super) fn new(path: &str, source: String, color: bool, hidden: Style) -> Self {
         let state = if color {
             syntax_for(path, &source).and_then(|syntax| {
                 let theme: &'static SyntectTheme = THEMES.themes.get(THEME_NAME)?;
@@ -66,6 +69,7 @@ impl FileHighlighter {
             lines,
             highlighted: Vec::new(),
             state,
+            hidden,
         }
     }
 
@@ -77,7 +81,7 @@ impl FileHighlighter {
     /// The 0-based line `index` as plain display text: exactly the characters
     /// [`Self::line`] styles, without parsing anything. Empty beyond the end.
     pub(super) fn plain(&self, index: usize) -> String {
-        sanitize(strip_terminator(self.raw(index)))
+        reveal(strip_terminator(self.raw(index)))
     }
 
     /// The 0-based line `index`, styled; parses the file down to it the first time.
@@ -85,7 +89,7 @@ impl FileHighlighter {
         let wanted = index.saturating_add(1).min(self.lines.len());
         while self.highlighted.len() < wanted {
             let raw = line_of(&self.source, &self.lines, self.highlighted.len());
-            let styled = highlight(&mut self.state, raw);
+            let styled = highlight(&mut self.state, raw, self.hidden);
             self.highlighted.push(styled);
         }
         self.highlighted.get(index).map_or(&[], Vec::as_slice)
@@ -106,9 +110,9 @@ fn line_of<'s>(source: &'s str, lines: &[Range<usize>], index: usize) -> &'s str
 
 /// Highlights one line (fed with its terminator, as syntect's newline syntaxes expect;
 /// the styled text stops before it).
-fn highlight(state: &mut Option<HighlightLines<'static>>, line: &str) -> StyledLine {
+fn highlight(state: &mut Option<HighlightLines<'static>>, line: &str, hidden: Style) -> StyledLine {
     let content = strip_terminator(line);
-    let plain = || vec![Span::raw(sanitize(content))];
+    let plain = || reveal_spans(content, Style::default(), hidden);
     let Some(highlighter) = state else {
         return plain();
     };
@@ -125,7 +129,7 @@ fn highlight(state: &mut Option<HighlightLines<'static>>, line: &str) -> StyledL
                     .get(at.min(end)..end)
                     .filter(|piece| !piece.is_empty())
                 {
-                    spans.push(Span::styled(sanitize(piece), foreground(style)));
+                    spans.extend(reveal_spans(piece, foreground(style), hidden));
                 }
                 at += text.len();
             }
@@ -178,8 +182,12 @@ mod tests {
 
     #[test]
     fn rust_is_coloured_and_keeps_its_text() {
-        let mut file =
-            FileHighlighter::new("src/lib.rs", "fn main() {\n\tlet x = 1;\n}\n".into(), true);
+        let mut file = FileHighlighter::new(
+            "src/lib.rs",
+            "fn main() {\n\tlet x = 1;\n}\n".into(),
+            true,
+            Style::new(),
+        );
         let line = file.line(1).to_vec();
         assert_eq!(text_of(&line), "    let x = 1;");
         assert_eq!(file.plain(1), "    let x = 1;");
@@ -194,7 +202,8 @@ mod tests {
     #[test]
     fn colour_off_or_unknown_syntax_is_plain() {
         for (path, color) in [("src/lib.rs", false), ("notes.unknown-ext", true)] {
-            let mut file = FileHighlighter::new(path, "fn main() {}\r\n".into(), color);
+            let mut file =
+                FileHighlighter::new(path, "fn main() {}\r\n".into(), color, Style::new());
             let line = file.line(0).to_vec();
             assert_eq!(text_of(&line), "fn main() {}");
             assert!(
@@ -206,10 +215,10 @@ mod tests {
 
     #[test]
     fn only_line_terminators_are_dropped() {
-        let file = FileHighlighter::new("a.txt", "a\rb\r\nend\r".into(), false);
+        let file = FileHighlighter::new("a.txt", "a\rb\r\nend\r".into(), false, Style::new());
         assert_eq!(file.len(), 2);
-        assert_eq!(file.plain(0), "a\u{FFFD}b");
-        assert_eq!(file.plain(1), "end\u{FFFD}", "a lone CR is text");
+        assert_eq!(file.plain(0), "a⟨U+000D⟩b");
+        assert_eq!(file.plain(1), "end⟨U+000D⟩", "a lone CR is text");
     }
 
     #[test]

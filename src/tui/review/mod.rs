@@ -36,7 +36,7 @@ use diff_view::SIDE_BY_SIDE_MIN_WIDTH;
 use edit_panel::{EditReview, ToggleRefused, Viewport};
 use queue::{Pending, Queue, Review};
 use reason_input::{InputOutcome, ReasonInput};
-use text::{fit_from_end, text_width, wrap_text};
+use text::{fit_from_end, reveal_spans, text_width, wrap_text};
 
 /// What the front end should do after the panel handled something.
 #[derive(Clone, Debug, PartialEq)]
@@ -166,12 +166,14 @@ impl ReviewQueue {
             } => Review::Command(CommandReview::external_tool(server, tool, arguments)),
             ApprovalView::Edit {
                 path,
+                requested,
                 before,
                 after,
                 hunks,
                 ..
             } => Review::Edit(Box::new(EditReview::new(
                 path,
+                requested.as_deref(),
                 before.as_deref(),
                 after,
                 hunks,
@@ -506,7 +508,9 @@ fn scroll_rows(action: Action, page: isize) -> Option<isize> {
     }
 }
 
-/// The path, then the hunk status and the rule that asks.
+/// The path (hidden characters written out), then the hunk status and the rule that
+/// asks, then a warning per kind of hidden or look-alike character in the path or the
+/// added lines.
 fn edit_header(
     edit: &EditReview,
     why: &str,
@@ -514,12 +518,21 @@ fn edit_header(
     wide: bool,
     theme: &Theme,
 ) -> Vec<Line<'static>> {
-    let path = Line::styled(fit_from_end(edit.path(), usize::from(width)), theme.heading);
+    let path_spans = reveal_spans(&edit.header_path(), theme.heading, theme.hidden);
+    let path = Line::from(fit_from_end(path_spans, usize::from(width), theme.heading));
     let mut status = edit.status(wide);
     status
         .spans
         .push(Span::styled(format!(" · {why}"), theme.dim));
-    vec![path, status]
+    let mut header = vec![path, status];
+    for warning in edit.warnings() {
+        header.extend(
+            wrap_text(&format!("⚠ {warning}"), usize::from(width))
+                .into_iter()
+                .map(|row| Line::styled(row, theme.warning)),
+        );
+    }
+    header
 }
 
 /// Hints packed into rows: `key description` pairs, two spaces apart, never split.

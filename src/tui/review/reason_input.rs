@@ -12,7 +12,7 @@ use ratatui::text::{Line, Span};
 
 use crate::tui::theme::Theme;
 
-use super::text::{sanitize, wrap_spans, wrap_text};
+use super::text::{reveal, wrap_spans, wrap_text};
 
 /// Rows the typed text may take before older rows scroll out of sight.
 const MAX_TEXT_ROWS: usize = 3;
@@ -137,12 +137,12 @@ impl ReasonInput {
         let mut under_cursor = after.chars();
         let cursor_char = under_cursor.next().map_or(" ".to_string(), String::from);
         let spans = [
-            Span::styled(sanitize(before), theme.text),
+            Span::styled(reveal(before), theme.text),
             Span::styled(
-                sanitize(&cursor_char),
+                reveal(&cursor_char),
                 theme.text.add_modifier(Modifier::REVERSED),
             ),
-            Span::styled(sanitize(under_cursor.as_str()), theme.text),
+            Span::styled(reveal(under_cursor.as_str()), theme.text),
         ];
         let rows = wrap_spans(&spans, width - 2);
         let skip = rows.len().saturating_sub(MAX_TEXT_ROWS);

@@ -132,27 +132,15 @@ fn nothing_is_drawn_outside_the_area_at_any_width() {
 }
 
 fn protections(network: bool, writes: bool) -> Protections {
-    use crate::shell::sandbox::{NetworkIsolation, WriteLimits};
-    Protections {
-        network: if network {
-            NetworkIsolation::Isolated {
-                loopback_up: true,
-                locked: true,
-            }
-        } else {
-            NetworkIsolation::Open {
-                why: "no namespaces".into(),
-            }
-        },
-        writes: if writes {
-            WriteLimits::Landlock { abi: 5 }
-        } else {
-            WriteLimits::Unlimited {
-                why: "no Landlock".into(),
-            }
-        },
-        secrets_scrubbed: 1,
+    if !network && !writes {
+        return Protections {
+            confinement: crate::shell::sandbox::Confinement::none("turned off"),
+            refused: None,
+            environment_passed: 1,
+            environment_withheld: 0,
+        };
     }
+    Protections::example(network, writes)
 }
 
 /// Full, partial and no confinement, at a width that fits everything, then at one

@@ -3,9 +3,13 @@
 //!
 //! Owns: the per-tool summaries of the built-in tools' arguments. Does not own: the
 //! tools' schemas (this reads the JSON leniently and falls back to compact JSON).
-//! Invariant: always returns a single line, whatever the model wrote.
+//! Invariant: always returns a single line, whatever the model wrote, with terminal
+//! control in it neutralised ([`crate::terminal_text::sanitize`]: an escape sequence
+//! becomes one `␛`, its payload dropped).
 
 use serde_json::{Map, Value};
+
+use crate::terminal_text::sanitize;
 
 /// The longest argument text kept before the card's own truncation takes over.
 const MAX_CHARS: usize = 200;
@@ -20,7 +24,7 @@ pub fn summarize(name: &str, arguments: &str) -> String {
             arguments.split_whitespace().collect::<Vec<_>>().join(" ")
         ),
     };
-    clip(&summary)
+    clip(&sanitize(&summary))
 }
 
 fn known(name: &str, args: &Map<String, Value>) -> Option<String> {

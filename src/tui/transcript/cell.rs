@@ -15,6 +15,7 @@ use ratatui::text::{Line, Span};
 use super::stream::{MarkdownDoc, split_lines};
 use super::tool_card::ToolCard;
 use super::wrap::{self, LogicalLine};
+use crate::terminal_text::{Sanitizer, sanitize};
 use crate::tui::theme::Theme;
 
 /// How a line the UI itself adds is styled.
@@ -128,7 +129,7 @@ impl TextCell {
     /// `text` in `style`, its first line after `mark`, the others indented under it.
     fn marked(text: &str, mark: Span<'static>, style: Style) -> Self {
         let indent = [Span::raw(" ".repeat(mark.width()))];
-        let mut lines: Vec<LogicalLine> = text
+        let mut lines: Vec<LogicalLine> = sanitize(text)
             .lines()
             .map(|line| LogicalLine::styled(line, style).with_gutter(&indent, &indent))
             .collect();
@@ -253,6 +254,8 @@ pub struct ThinkingCell {
     /// The header line, then one line per complete line of thinking.
     lines: Vec<LogicalLine>,
     partial: String,
+    /// Terminal control split across deltas is caught whole.
+    sanitizer: Sanitizer,
     streaming: bool,
     /// Lines changed since the expanded rows were made.
     dirty: bool,
@@ -268,6 +271,7 @@ impl ThinkingCell {
         Self {
             lines: vec![header],
             partial: String::new(),
+            sanitizer: Sanitizer::default(),
             streaming: true,
             dirty: true,
             expanded_rows: Incremental::default(),
@@ -278,12 +282,18 @@ impl ThinkingCell {
 
     pub fn push(&mut self, text: &str) {
         self.dirty = true;
+        let mut sanitizer = std::mem::take(&mut self.sanitizer);
         let mut partial = std::mem::take(&mut self.partial);
-        split_lines(&mut partial, text, |line| self.push_line(&line));
+        split_lines(&mut partial, &sanitizer.push(text), |line| {
+            self.push_line(&line)
+        });
         self.partial = partial;
+        self.sanitizer = sanitizer;
     }
 
     pub fn end(&mut self) {
+        let rest = self.sanitizer.finish();
+        self.partial.push_str(&rest);
         if !self.partial.is_empty() {
             let line = std::mem::take(&mut self.partial);
             self.push_line(&line);

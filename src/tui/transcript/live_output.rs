@@ -2,12 +2,16 @@
 //!
 //! Owns: turning raw output fragments (which may split escape sequences, use `\r` for
 //! progress bars, or never end a line) into a few plain lines. Does not own: what the
-//! model receives (that is `ToolRunEnd`'s output) or how the lines are drawn.
+//! model receives (that is `ToolRunEnd`'s output), how the lines are drawn, or the
+//! grammar of escape sequences ([`crate::terminal_text::Parser`]: whole sequences,
+//! payload included, are dropped here — a live tail is no place for placeholders).
 //! Invariant: memory is bounded whatever the tool prints: [`KEPT_LINES`] lines of at
 //! most [`MAX_LINE_CHARS`] characters each, and nothing kept contains a control
 //! character.
 
 use std::collections::VecDeque;
+
+use crate::terminal_text::{Parser, Token};
 
 /// Complete lines kept (the card shows the last few of them).
 pub const KEPT_LINES: usize = 8;
@@ -15,35 +19,26 @@ pub const KEPT_LINES: usize = 8;
 const MAX_LINE_CHARS: usize = 1_000;
 const TAB: &str = "    ";
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-enum Escape {
-    #[default]
-    None,
-    /// After ESC.
-    Start,
-    /// Inside `ESC [ …` up to its final byte.
-    Csi,
-    /// Inside `ESC ] …` up to BEL or `ESC \`.
-    Osc,
-    /// ESC seen inside an OSC string.
-    OscSawEsc,
-}
-
 #[derive(Clone, Debug, Default)]
 pub struct LiveOutput {
     lines: VecDeque<String>,
     current: String,
     current_chars: usize,
-    escape: Escape,
+    parser: Parser,
     /// A `\r` was seen: the next character overwrites the line unless it is `\n`.
     carriage_return: bool,
 }
 
 impl LiveOutput {
     pub fn push(&mut self, text: &str) {
+        let mut parser = std::mem::take(&mut self.parser);
         for c in text.chars() {
-            self.push_char(c);
+            parser.feed(c, &mut |token| match token {
+                Token::Char(c) | Token::Control(c) => self.printable(c),
+                Token::Sequence { .. } => {}
+            });
         }
+        self.parser = parser;
     }
 
     /// The last `count` lines, the incomplete one included.
@@ -54,26 +49,6 @@ impl LiveOutput {
         }
         let skip = lines.len().saturating_sub(count);
         lines.split_off(skip)
-    }
-
-    fn push_char(&mut self, c: char) {
-        self.escape = match (self.escape, c) {
-            (Escape::None, '\u{1b}') => Escape::Start,
-            (Escape::None, c) => {
-                self.printable(c);
-                Escape::None
-            }
-            (Escape::Start, '[') => Escape::Csi,
-            (Escape::Start, ']') => Escape::Osc,
-            (Escape::Start, _) => Escape::None,
-            (Escape::Csi, '\u{40}'..='\u{7e}') => Escape::None,
-            (Escape::Csi, _) => Escape::Csi,
-            (Escape::Osc, '\u{7}') => Escape::None,
-            (Escape::Osc, '\u{1b}') => Escape::OscSawEsc,
-            (Escape::Osc, _) => Escape::Osc,
-            (Escape::OscSawEsc, '\\') => Escape::None,
-            (Escape::OscSawEsc, _) => Escape::Osc,
-        };
     }
 
     fn printable(&mut self, c: char) {
@@ -134,6 +109,9 @@ mod tests {
         output.push("\u{1b}[1;3");
         output.push("2mgreen\u{1b}[0m \u{1b}]0;title\u{7}done\u{1b}]8;;x\u{1b}\\!\n");
         assert_eq!(output.tail(1), ["green done!"]);
+        // DCS and APC payloads, and the 8-bit forms, go with their sequences.
+        output.push("a\u{1b}Pq#0;2\u{1b}\\b\u{1b}_apc\u{1b}\\c\u{9d}52;c;eA==\u{9c}d\u{9b}2Ke\n");
+        assert_eq!(output.tail(1), ["abcde"]);
     }
 
     #[test]

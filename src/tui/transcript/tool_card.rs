@@ -4,7 +4,9 @@
 //! and approvals that refer to it) and its rows. Does not own: which card an event
 //! belongs to (the transcript maps call ids) or approving anything.
 //! Invariant: a card's height never depends on the clock — only its header's spinner
-//! and elapsed time do — so animation never moves the rows below it.
+//! and elapsed time do — so animation never moves the rows below it. Every text a card
+//! keeps (the model's arguments, tool output, reports) is cleaned of terminal control
+//! as it comes in ([`crate::terminal_text`]), never per frame.
 
 use std::time::{Duration, Instant};
 
@@ -15,6 +17,7 @@ use super::call_summary::summarize;
 use super::live_output::LiveOutput;
 use super::wrap::{self, LogicalLine};
 use crate::policy::Decision;
+use crate::terminal_text::sanitize;
 use crate::tui::theme::Theme;
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
@@ -77,7 +80,7 @@ pub struct ToolCard {
 impl ToolCard {
     pub fn new(name: &str, now: Instant) -> Self {
         Self {
-            name: name.to_string(),
+            name: sanitize(name).into_owned(),
             call: None,
             began: now,
             phase: Phase::Writing,
@@ -93,7 +96,7 @@ impl ToolCard {
     }
 
     pub fn ready(&mut self, name: &str, arguments: &str) {
-        self.name = name.to_string();
+        self.name = sanitize(name).into_owned();
         self.call = Some(summarize(name, arguments));
         if self.phase == Phase::Writing {
             self.phase = Phase::Ready;
@@ -118,6 +121,9 @@ impl ToolCard {
             Phase::Running { since } => Some(now.saturating_duration_since(since)),
             _ => None,
         };
+        let summary = sanitize(summary);
+        let summary = summary.as_ref();
+        let output = sanitize(output);
         let mut lines = output.lines().filter(|line| !line.trim().is_empty());
         let (headline, details) = if is_error {
             let first = lines.next().unwrap_or(summary).to_string();
@@ -142,17 +148,17 @@ impl ToolCard {
     }
 
     pub fn edit_proposed(&mut self, diff: &str) {
-        self.diff = Some(diff.to_string());
+        self.diff = Some(sanitize(diff).into_owned());
         self.invalidate();
     }
 
     pub fn checks(&mut self, report: &str) {
-        self.checks = Some(report.to_string());
+        self.checks = Some(sanitize(report).into_owned());
         self.invalidate();
     }
 
     pub fn approval_needed(&mut self, why: &str) {
-        self.approval = Approval::Waiting(why.to_string());
+        self.approval = Approval::Waiting(sanitize(why).into_owned());
         self.invalidate();
     }
 
@@ -165,7 +171,7 @@ impl ToolCard {
             }
             Some(Decision::Reject {
                 reason: Some(reason),
-            }) => format!("refused: {reason}"),
+            }) => format!("refused: {}", sanitize(reason)),
             Some(Decision::Reject { reason: None }) => "refused".to_string(),
             None => "withdrawn".to_string(),
         };
