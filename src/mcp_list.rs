@@ -6,7 +6,8 @@
 //! and laying the report out. Does not own: the config format or the connection
 //! (both `duet::mcp`).
 //! Invariant: project servers that would not start in a session are not started here
-//! either: listing a project never runs its commands unless the user allowed them.
+//! either: listing a project never runs its commands unless the user allowed them, and
+//! then only inside the same sandbox a session would start them in.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -15,6 +16,8 @@ use std::time::Duration;
 
 use duet::config::Paths;
 use duet::mcp::{self, McpConfig, ServerConfig, Source, ToolShape, Transport};
+use duet::shell::environment::EnvironmentPolicy;
+use duet::shell::sandbox::Sandbox;
 
 /// How long one server gets to start and list its tools.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(15);
@@ -39,6 +42,15 @@ pub fn run(paths: &Paths, workspace: &Path) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
+    let env = |name: &str| std::env::var(name).ok();
+    let shell = duet::config::resolve_shell(&file, &env, paths)?;
+    // The project's servers start inside the sandbox a session would give them.
+    let sandbox = Sandbox::new(
+        workspace,
+        shell.sandbox.clone(),
+        file.policy.protected.clone(),
+        &EnvironmentPolicy::from_filter(&shell.secrets),
+    );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -46,7 +58,7 @@ pub fn run(paths: &Paths, workspace: &Path) -> anyhow::Result<ExitCode> {
         config
             .servers
             .iter()
-            .map(|server| find(&config, server, workspace)),
+            .map(|server| find(&config, server, workspace, &sandbox)),
     ));
     let mut report = String::new();
     for (server, finding) in config.servers.iter().zip(&findings) {
@@ -63,14 +75,19 @@ pub fn run(paths: &Paths, workspace: &Path) -> anyhow::Result<ExitCode> {
     })
 }
 
-async fn find(config: &McpConfig, server: &ServerConfig, workspace: &Path) -> Finding {
+async fn find(
+    config: &McpConfig,
+    server: &ServerConfig,
+    workspace: &Path,
+    sandbox: &Sandbox,
+) -> Finding {
     if !server.enabled {
         return Finding::Disabled;
     }
     if !config.may_start(server) {
         return Finding::NotAllowed;
     }
-    match mcp::probe(server, workspace, PROBE_TIMEOUT).await {
+    match mcp::probe(server, workspace, Some(sandbox), PROBE_TIMEOUT).await {
         Ok(tools) => Finding::Listed(tools),
         Err(reason) => Finding::Failed(reason),
     }

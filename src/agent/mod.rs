@@ -246,7 +246,7 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
     let restored_checkpoints = Arc::clone(&checkpoints);
     // Servers start now, off the agent's path; their states are reported after
     // `SessionStarted`.
-    let (mcp, mcp_changes) = McpHub::start(setup.mcp, &root);
+    let (mcp, mcp_changes) = McpHub::start(setup.mcp, &root, Some(Arc::clone(&sandbox)));
     let agent = turn::Agent {
         client: setup.client,
         tool_specs: tools.specs(),

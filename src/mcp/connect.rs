@@ -3,6 +3,11 @@
 //!
 //! A stdio server's stderr is its log: each line goes to duet's log (never to the
 //! terminal, which may be the TUI's), and the last one is kept to explain a failure.
+//!
+//! Invariant: a server the project's files list runs only inside the workspace's
+//! sandbox (the shell's), with the sandbox's environment and nothing the project asks
+//! to keep; without a sandbox it does not start. The user's own servers are trusted
+//! like the rest of the user's config and run as configured.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -17,8 +22,9 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::ChildStderr;
 
-use super::config::{ServerConfig, Transport};
+use super::config::{ServerConfig, Source, Transport};
 use super::tool::{ToolShape, shapes};
+use crate::shell::sandbox::Sandbox;
 use crate::shell::secrets::SecretFilter;
 
 /// How long the handshake and the tool listing may take together.
@@ -26,6 +32,13 @@ pub(crate) const START_TIMEOUT: Duration = Duration::from_secs(30);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub(crate) type Session = RunningService<RoleClient, ()>;
+
+/// A session, and what must live as long as its server (the sandbox launcher's report
+/// directory, for a confined server).
+pub(crate) struct Opened {
+    pub(crate) session: Session,
+    pub(crate) _confinement: Option<tempfile::TempDir>,
+}
 
 /// The last line a server wrote to stderr, shared with whoever explains its failure.
 #[derive(Clone, Debug, Default)]
@@ -50,12 +63,14 @@ impl LastWords {
     }
 }
 
-/// Starts or reaches the server and completes the handshake.
+/// Starts or reaches the server and completes the handshake. A project's stdio
+/// server starts through `sandbox`, and not at all without one.
 pub(crate) async fn open(
     config: &ServerConfig,
     workspace: &Path,
+    sandbox: Option<&Sandbox>,
     last_words: &LastWords,
-) -> Result<Session, String> {
+) -> Result<Opened, String> {
     match &config.transport {
         Transport::Stdio {
             command,
@@ -63,19 +78,47 @@ pub(crate) async fn open(
             env,
             keep_env,
         } => {
-            let mut process = tokio::process::Command::new(command);
-            process.args(args).current_dir(workspace).kill_on_drop(true);
-            let secrets = SecretFilter {
-                extra: Vec::new(),
-                keep: keep_env.clone(),
+            let (process, confinement) = match &config.source {
+                Source::Project(_) => {
+                    let sandbox = sandbox.ok_or(
+                        "a project's server starts only inside the sandbox, and there is none here",
+                    )?;
+                    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                    let env: Vec<(&str, &str)> = env
+                        .iter()
+                        .map(|(name, value)| (name.as_str(), value.as_str()))
+                        .collect();
+                    let (mut process, report_dir) = sandbox
+                        .command(command, &args, workspace, &env)
+                        .await
+                        .map_err(|error| error.to_string())?;
+                    process.kill_on_drop(true);
+                    (process, report_dir)
+                }
+                Source::User(_) => {
+                    let mut process = tokio::process::Command::new(command);
+                    process.args(args).current_dir(workspace).kill_on_drop(true);
+                    let secrets = SecretFilter {
+                        extra: Vec::new(),
+                        keep: keep_env.clone(),
+                    };
+                    for name in secrets.hidden(std::env::vars_os().map(|(name, _)| name)) {
+                        process.env_remove(name);
+                    }
+                    process.envs(env);
+                    (process, None)
+                }
             };
-            for name in secrets.hidden(std::env::vars_os().map(|(name, _)| name)) {
-                process.env_remove(name);
-            }
-            process.envs(env);
-            open_stdio(&config.name, process, last_words).await
+            let session = open_stdio(&config.name, process, last_words).await?;
+            Ok(Opened {
+                session,
+                _confinement: confinement,
+            })
         }
-        Transport::Http { url } => open_http(url).await,
+        Transport::Http { url } => Ok(Opened {
+            session: open_http(url).await?,
+            _confinement: None,
+        }),
     }
 }
 
@@ -129,14 +172,15 @@ pub(crate) async fn list_tools(session: &Session) -> Result<Vec<RemoteTool>, Str
 pub async fn probe(
     config: &ServerConfig,
     workspace: &Path,
+    sandbox: Option<&Sandbox>,
     timeout: Duration,
 ) -> Result<Vec<ToolShape>, String> {
     let last_words = LastWords::default();
     let attempt = async {
-        let session = open(config, workspace, &last_words).await?;
-        let tools = list_tools(&session).await;
+        let opened = open(config, workspace, sandbox, &last_words).await?;
+        let tools = list_tools(&opened.session).await;
         // The server is done with either way; how it closes changes nothing here.
-        let _ = session.cancel().await;
+        let _ = opened.session.cancel().await;
         Ok(shapes(config, &tools?))
     };
     tokio::time::timeout(timeout, attempt)

@@ -25,6 +25,7 @@ use serde::Serialize;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::shell::sandbox::Sandbox;
 use crate::tools::Tool;
 
 pub use config::{McpConfig, McpConfigError, McpSection, ServerConfig, Source, Transport};
@@ -78,10 +79,12 @@ pub struct McpHub {
 
 impl McpHub {
     /// Starts every server in `servers` in the background (stdio servers run in
-    /// `workspace`) and returns at once. Each state change is sent on the receiver.
+    /// `workspace`, the project's inside `sandbox`) and returns at once. Each state
+    /// change is sent on the receiver.
     pub fn start(
         servers: Vec<ServerConfig>,
         workspace: &Path,
+        sandbox: Option<Arc<Sandbox>>,
     ) -> (Self, mpsc::UnboundedReceiver<StateChange>) {
         let (changes, receiver) = mpsc::unbounded_channel();
         let generation = Arc::new(AtomicU64::new(0));
@@ -93,6 +96,7 @@ impl McpHub {
                 tokio::spawn(supervisor::supervise(
                     Arc::clone(&link),
                     workspace.to_path_buf(),
+                    sandbox.clone(),
                     changes.clone(),
                     shutdown.clone(),
                 ));

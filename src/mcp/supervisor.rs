@@ -14,10 +14,11 @@ use rmcp::service::{Peer, RoleClient, ServiceError};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::shell::sandbox::Sandbox;
 use crate::tools::Tool;
 
 use super::config::ServerConfig;
-use super::connect::{self, LastWords, Session};
+use super::connect::{self, LastWords, Opened};
 use super::tool::{McpTool, ToolShape, shapes};
 use super::{ServerState, StateChange};
 
@@ -167,6 +168,7 @@ enum ToolChange {
 pub(crate) async fn supervise(
     link: Arc<ServerLink>,
     workspace: PathBuf,
+    sandbox: Option<Arc<Sandbox>>,
     changes: mpsc::UnboundedSender<StateChange>,
     shutdown: CancellationToken,
 ) {
@@ -176,13 +178,13 @@ pub(crate) async fn supervise(
     loop {
         let last_words = LastWords::default();
         let started = tokio::select! {
-            started = start(link.config(), &workspace, &last_words) => started,
+            started = start(link.config(), &workspace, sandbox.as_deref(), &last_words) => started,
             () = shutdown.cancelled() => return,
         };
         let reason = match started {
-            Ok((session, shapes)) => {
+            Ok((opened, shapes)) => {
                 was_ready = true;
-                let Some(uptime) = serve(&link, session, shapes, &changes, &shutdown).await else {
+                let Some(uptime) = serve(&link, opened, shapes, &changes, &shutdown).await else {
                     return;
                 };
                 if uptime >= STABLE_UPTIME {
@@ -226,11 +228,15 @@ pub(crate) async fn supervise(
 /// up, or `None` when duet shut it down.
 async fn serve(
     link: &Arc<ServerLink>,
-    session: Session,
+    opened: Opened,
     shapes: Vec<ToolShape>,
     changes: &mpsc::UnboundedSender<StateChange>,
     shutdown: &CancellationToken,
 ) -> Option<Duration> {
+    let Opened {
+        session,
+        _confinement,
+    } = opened;
     let up_since = Instant::now();
     let state = ServerState::Ready {
         tools: shapes.len(),
@@ -257,12 +263,13 @@ async fn serve(
 async fn start(
     config: &ServerConfig,
     workspace: &Path,
+    sandbox: Option<&Sandbox>,
     last_words: &LastWords,
-) -> Result<(Session, Vec<ToolShape>), String> {
+) -> Result<(Opened, Vec<ToolShape>), String> {
     let attempt = async {
-        let session = connect::open(config, workspace, last_words).await?;
-        let tools = connect::list_tools(&session).await?;
-        Ok((session, shapes(config, &tools)))
+        let opened = connect::open(config, workspace, sandbox, last_words).await?;
+        let tools = connect::list_tools(&opened.session).await?;
+        Ok((opened, shapes(config, &tools)))
     };
     tokio::time::timeout(connect::START_TIMEOUT, attempt)
         .await

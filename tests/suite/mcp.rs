@@ -21,7 +21,7 @@ use crate::common::script::{LoadScript, Script};
 use crate::common::scripted_server::ScriptedServer;
 
 /// The fixture server, built by `cargo test` beside the test binary.
-fn fixture_binary() -> PathBuf {
+pub(crate) fn fixture_binary() -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
     let dir = exe
         .parent()

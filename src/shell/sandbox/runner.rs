@@ -1,6 +1,7 @@
 //! One workspace's sandbox as the rest of duet uses it: settled by one probe, shared
 //! by the shell and by everything else that runs project code (the `--done` command,
-//! turn checks, linters), with the environment those programs may see.
+//! turn checks, linters, the project's MCP servers), with the environment those
+//! programs may see.
 //!
 //! Owns: the probe's outcome for the session, the private temp dir shown to programs
 //! as `/tmp` (removed with the sandbox), the directory of launcher reports (which
