@@ -353,7 +353,10 @@ async fn read_reply(mut stream: EventStream, meter: &SharedMeter) -> Result<Repl
             StreamEvent::ThinkingSignature { signature } => draft.sign_thinking(signature),
             StreamEvent::RedactedThinking { data } => draft.push_redacted_thinking(data),
             StreamEvent::ReasoningItem { item } => draft.push_reasoning_item(item),
-            StreamEvent::ToolCallStart { .. } | StreamEvent::ToolCallArgsDelta { .. } => {}
+            // An exploration's notices are the client's log lines only.
+            StreamEvent::ToolCallStart { .. }
+            | StreamEvent::ToolCallArgsDelta { .. }
+            | StreamEvent::Notice { .. } => {}
             StreamEvent::ToolCallEnd { call } => calls.push(draft.push_call(call)),
             StreamEvent::Finished { usage, .. } => {
                 meter.add_delegated_usage(&usage);

@@ -144,6 +144,11 @@ pub enum Event {
         reason: String,
         discarded: bool,
     },
+    /// The model client changed how it asks the server for the rest of the session
+    /// (it left out a request feature the server refused); said once, for the user.
+    ProviderNotice {
+        text: String,
+    },
     /// Token usage of the last model call, and the running total for the session.
     Usage {
         call: Usage,

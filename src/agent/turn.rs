@@ -661,7 +661,10 @@ impl Agent {
         reply: &mut Reply,
         runs: &mut ToolRuns,
     ) -> Option<StopReason> {
-        if !matches!(event, StreamEvent::Finished { .. }) {
+        if !matches!(
+            event,
+            StreamEvent::Finished { .. } | StreamEvent::Notice { .. }
+        ) {
             // Something follows the held call, so the limit did not cut it.
             self.release_held(reply, runs).await;
         }
@@ -676,6 +679,7 @@ impl Agent {
                 reply.draft.push_thinking(&text);
                 self.events.emit(Event::ThinkingDelta { text }).await;
             }
+            StreamEvent::Notice { text } => self.events.emit(Event::ProviderNotice { text }).await,
             StreamEvent::ThinkingSignature { signature } => reply.draft.sign_thinking(signature),
             StreamEvent::RedactedThinking { data } => reply.draft.push_redacted_thinking(data),
             StreamEvent::ReasoningItem { item } => reply.draft.push_reasoning_item(item),

@@ -333,6 +333,10 @@ impl Printer for HumanPrinter {
                 let line = self.paint(Style::Dim, &format!("mode: {mode}"));
                 self.line(out, &line)?;
             }
+            Event::ProviderNotice { text } => {
+                let line = self.paint(Style::Dim, &sanitize(&format!("note: {text}")));
+                self.line(out, &line)?;
+            }
             // Every server starts; what it came to is the news.
             Event::McpServer {
                 state: ServerState::Starting,

@@ -4,8 +4,9 @@
 //! prompt-caching breakpoints) and decoding the Messages event stream.
 //! Does not own: HTTP details ([`super::http`]) or SSE framing ([`super::sse`]).
 //! Invariant: the request body is a pure function of the request and model name; the
-//! decoder ends with `Finished` only on `message_stop`, and every `ToolCallStart` it
-//! emits is closed by a `ToolCallEnd` before that.
+//! decoder ends with `Finished` only on `message_stop`, or at a clean end of the body
+//! after `message_delta` gave the stop reason and every block closed; every
+//! `ToolCallStart` it emits is closed by a `ToolCallEnd` before that.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -15,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::sse::SseEvent;
-use super::stream::{Flow, WireDecoder, push_unless_empty};
+use super::stream::{Flow, WireDecoder, missing_terminal_event, push_unless_empty};
 use super::{
     Block, Endpoint, EventStream, Message, ModelClient, ModelRequest, ProviderError, Role,
     StopReason, StreamEvent, ToolCall, ToolResult, ToolSpec, Usage, http,
@@ -597,6 +598,15 @@ impl WireDecoder for AnthropicDecoder {
         }
         Ok(Flow::Continue)
     }
+
+    /// Complete once `message_delta` gave the stop reason and every block closed.
+    fn end_of_body(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+        if self.stop_reason.is_none() || !self.open_blocks.is_empty() {
+            return Err(missing_terminal_event::<Self>());
+        }
+        out.push(self.finish()?);
+        Ok(())
+    }
 }
 
 impl AnthropicDecoder {
@@ -1029,9 +1039,17 @@ mod tests {
         }
     }
 
+    /// Compatible servers that end the body after `message_delta` gave the stop reason
+    /// have said everything `message_stop` would.
     #[test]
-    fn a_stream_cut_before_message_stop_is_truncated() {
-        let cut = FIXTURE.split("event: message_stop").next().unwrap();
+    fn a_body_that_ends_cleanly_after_the_stop_reason_is_complete() {
+        let without_stop = FIXTURE.split("event: message_stop").next().unwrap();
+        assert_eq!(decode(without_stop), Outcome::ok(fixture_events()));
+    }
+
+    #[test]
+    fn a_stream_cut_before_its_stop_reason_is_truncated() {
+        let cut = FIXTURE.split("event: message_delta").next().unwrap();
         let mut before_finish = fixture_events();
         before_finish.pop();
         assert_eq!(

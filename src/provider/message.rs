@@ -196,4 +196,10 @@ pub enum StreamEvent {
         stop_reason: StopReason,
         usage: Usage,
     },
+    /// The client changed how it asks this server for the rest of the session (a
+    /// request feature the server refused is left out from now on), for the user to
+    /// see once. Carries nothing for the conversation.
+    Notice {
+        text: String,
+    },
 }

@@ -5,9 +5,15 @@
 //! the chunk stream, tolerating the ways compatible servers differ from OpenAI.
 //! Does not own: HTTP details ([`super::http`]) or SSE framing ([`super::sse`]).
 //! Invariant: the request body is a pure function of the request, model and base URL;
-//! the decoder ends with `Finished` only on `data: [DONE]` after a `finish_reason`,
-//! and every `ToolCallStart` it emits is closed by a `ToolCallEnd` before that.
+//! the decoder ends with `Finished` only after a `finish_reason`, on `data: [DONE]` or
+//! at a clean end of the body when every tool call's arguments parse (servers that
+//! never send `[DONE]`); every `ToolCallStart` it emits names its tool and is closed by
+//! a `ToolCallEnd` before that.
 
+use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use futures::StreamExt as _;
 use reqwest::header::HeaderMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -16,7 +22,7 @@ use super::arguments::ArgumentsBuffer;
 use super::http;
 use super::openai_common::{api_error, bearer_headers, join_non_empty, texts, tool_output};
 use super::sse::SseEvent;
-use super::stream::{Flow, WireDecoder, push_unless_empty};
+use super::stream::{Flow, WireDecoder, missing_terminal_event, push_unless_empty};
 use super::{
     Endpoint, EventStream, Message, ModelClient, ModelRequest, ProviderError, Role, StopReason,
     StreamEvent, ToolCall, ToolResult, ToolSpec, Usage,
@@ -25,10 +31,18 @@ use super::{
 /// The host whose models reject `max_tokens` (see [`TokenLimit`]).
 const OPENAI_HOST: &str = "api.openai.com";
 
+/// What the user is told, once, when a server refuses `stream_options`.
+const WITHOUT_STREAM_OPTIONS: &str = "the server refused `stream_options`; asking without it \
+     from now on (token counts come only where the server sends them unasked)";
+
 /// A client for OpenAI-compatible chat completions.
 pub struct OpenAiChatClient {
     transport: http::Transport,
     endpoint: Endpoint,
+    /// Cleared for the rest of the session once the server refuses `stream_options`
+    /// (Mistral answers 422 `extra_forbidden`, Fireworks 400 "Extra inputs are not
+    /// permitted").
+    ask_for_usage: AtomicBool,
 }
 
 impl OpenAiChatClient {
@@ -36,7 +50,29 @@ impl OpenAiChatClient {
         Self {
             transport,
             endpoint,
+            ask_for_usage: AtomicBool::new(true),
         }
+    }
+
+    async fn send(
+        &self,
+        request: &ModelRequest,
+        ask_for_usage: bool,
+    ) -> Result<EventStream, ProviderError> {
+        let body = request_body(
+            &self.endpoint.model,
+            &self.endpoint.base_url,
+            request,
+            ask_for_usage,
+        );
+        self.transport
+            .stream_events(
+                &self.url(),
+                self.headers()?,
+                &body,
+                OpenAiChatDecoder::default(),
+            )
+            .await
     }
 
     fn url(&self) -> String {
@@ -58,15 +94,33 @@ impl ModelClient for OpenAiChatClient {
     }
 
     async fn stream(&self, request: &ModelRequest) -> Result<EventStream, ProviderError> {
-        self.transport
-            .stream_events(
-                &self.url(),
-                self.headers()?,
-                &request_body(&self.endpoint.model, &self.endpoint.base_url, request),
-                OpenAiChatDecoder::default(),
-            )
-            .await
+        if !self.ask_for_usage.load(Ordering::Relaxed) {
+            return self.send(request, false).await;
+        }
+        match self.send(request, true).await {
+            Err(error) if refuses_stream_options(&error) => {
+                tracing::info!(model = %self.endpoint.model, %error, "{WITHOUT_STREAM_OPTIONS}");
+                self.ask_for_usage.store(false, Ordering::Relaxed);
+                let stream = self.send(request, false).await?;
+                let notice = StreamEvent::Notice {
+                    text: WITHOUT_STREAM_OPTIONS.to_owned(),
+                };
+                Ok(Box::pin(
+                    futures::stream::once(async { Ok(notice) }).chain(stream),
+                ))
+            }
+            result => result,
+        }
     }
+}
+
+/// Whether `error` is a server's refusal of the `stream_options` field: a 400 or 422
+/// that names it (Mistral's validation error lists `["body","stream_options",...]`).
+fn refuses_stream_options(error: &ProviderError) -> bool {
+    matches!(
+        error,
+        ProviderError::Http { status: 400 | 422, message, .. } if message.contains("stream_options")
+    )
 }
 
 // ---------------------------------------------------------------------------------
@@ -77,7 +131,8 @@ impl ModelClient for OpenAiChatClient {
 struct RequestBody<'a> {
     model: &'a str,
     stream: bool,
-    stream_options: StreamOptions,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<StreamOptions>,
     messages: Vec<WireMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
@@ -145,14 +200,14 @@ enum WireMessage<'a> {
         tool_calls: Vec<WireToolCall<'a>>,
     },
     Tool {
-        tool_call_id: &'a str,
+        tool_call_id: Cow<'a, str>,
         content: String,
     },
 }
 
 #[derive(Debug, PartialEq, Serialize)]
 struct WireToolCall<'a> {
-    id: &'a str,
+    id: Cow<'a, str>,
     #[serde(rename = "type")]
     kind: &'static str,
     function: WireCallFunction<'a>,
@@ -165,16 +220,23 @@ struct WireCallFunction<'a> {
     arguments: &'a str,
 }
 
-/// The chat completions request body for `request`, sent to a server at `base_url`.
-fn request_body<'a>(model: &'a str, base_url: &str, request: &'a ModelRequest) -> RequestBody<'a> {
+/// The chat completions request body for `request`, sent to a server at `base_url`;
+/// with `ask_for_usage`, it asks for the final usage chunk.
+fn request_body<'a>(
+    model: &'a str,
+    base_url: &str,
+    request: &'a ModelRequest,
+    ask_for_usage: bool,
+) -> RequestBody<'a> {
+    let ids = CallIds::for_server(base_url, model);
     let mut messages = Vec::new();
     if let Some(system) = join_non_empty(request.system.iter().map(String::as_str)) {
         messages.push(WireMessage::System { content: system });
     }
     for message in &request.messages {
         match message.role {
-            Role::User => push_user_message(&mut messages, message),
-            Role::Assistant => messages.extend(assistant_message(message)),
+            Role::User => push_user_message(&mut messages, message, ids),
+            Role::Assistant => messages.extend(assistant_message(message, ids)),
         }
     }
     if let Some(context) = &request.volatile_context {
@@ -185,9 +247,9 @@ fn request_body<'a>(model: &'a str, base_url: &str, request: &'a ModelRequest) -
     RequestBody {
         model,
         stream: true,
-        stream_options: StreamOptions {
+        stream_options: ask_for_usage.then_some(StreamOptions {
             include_usage: true,
-        },
+        }),
         messages,
         tools: request.tools.iter().map(wire_tool).collect(),
         token_limit: TokenLimit::for_base_url(base_url, request.max_tokens),
@@ -207,25 +269,32 @@ fn wire_tool(tool: &ToolSpec) -> WireTool<'_> {
 
 /// Tool results become `tool` messages, which must directly follow the assistant
 /// message that made the calls; the user's own text comes after them.
-fn push_user_message<'a>(messages: &mut Vec<WireMessage<'a>>, message: &'a Message) {
-    messages.extend(message.tool_results().map(tool_message));
+fn push_user_message<'a>(messages: &mut Vec<WireMessage<'a>>, message: &'a Message, ids: CallIds) {
+    messages.extend(
+        message
+            .tool_results()
+            .map(|result| tool_message(result, ids)),
+    );
     if let Some(content) = join_non_empty(texts(message)) {
         messages.push(WireMessage::User { content });
     }
 }
 
-fn tool_message(result: &ToolResult) -> WireMessage<'_> {
+fn tool_message(result: &ToolResult, ids: CallIds) -> WireMessage<'_> {
     WireMessage::Tool {
-        tool_call_id: &result.call_id,
+        tool_call_id: ids.write(&result.call_id),
         content: tool_output(result),
     }
 }
 
 /// The assistant turn without its reasoning (this wire has no field to send it back
 /// in), or `None` if nothing else is left.
-fn assistant_message(message: &Message) -> Option<WireMessage<'_>> {
+fn assistant_message(message: &Message, ids: CallIds) -> Option<WireMessage<'_>> {
     let content = join_non_empty(texts(message));
-    let tool_calls: Vec<WireToolCall<'_>> = message.tool_calls().map(wire_tool_call).collect();
+    let tool_calls: Vec<WireToolCall<'_>> = message
+        .tool_calls()
+        .map(|call| wire_tool_call(call, ids))
+        .collect();
     if content.is_none() && tool_calls.is_empty() {
         return None;
     }
@@ -235,14 +304,62 @@ fn assistant_message(message: &Message) -> Option<WireMessage<'_>> {
     })
 }
 
-fn wire_tool_call(call: &ToolCall) -> WireToolCall<'_> {
+fn wire_tool_call(call: &ToolCall, ids: CallIds) -> WireToolCall<'_> {
     WireToolCall {
-        id: &call.id,
+        id: ids.write(&call.id),
         kind: "function",
         function: WireCallFunction {
             name: &call.name,
             arguments: &call.arguments,
         },
+    }
+}
+
+/// How the conversation's tool-call ids are written for the server. Mistral's API
+/// (and vLLM serving Mistral models) accepts only ids of nine ASCII letters and digits,
+/// which its own calls have; ids from elsewhere in the conversation (another model
+/// before `/model`, a replayed session) are rewritten for it, each to the same nine
+/// characters every time, so calls and results still pair and the prompt's prefix
+/// stays the same from request to request. The session keeps the original ids.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CallIds {
+    AsGiven,
+    NineAlphanumeric,
+}
+
+impl CallIds {
+    fn for_server(base_url: &str, model: &str) -> Self {
+        let host = reqwest::Url::parse(base_url)
+            .ok()
+            .and_then(|url| url.host_str().map(str::to_ascii_lowercase));
+        let mistral_host = host.is_some_and(|host| host.ends_with("mistral.ai"));
+        // mistral, ministral, codestral, devstral, magistral, pixtral.
+        let model = model.to_ascii_lowercase();
+        let mistral_model = ["mistral", "stral", "pixtral"]
+            .iter()
+            .any(|name| model.contains(name));
+        if mistral_host || mistral_model {
+            CallIds::NineAlphanumeric
+        } else {
+            CallIds::AsGiven
+        }
+    }
+
+    fn write(self, id: &str) -> Cow<'_, str> {
+        let valid = id.len() == 9 && id.bytes().all(|byte| byte.is_ascii_alphanumeric());
+        if self == CallIds::AsGiven || valid {
+            return Cow::Borrowed(id);
+        }
+        const ALPHABET: &[u8; 62] =
+            b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+        let digest = ring::digest::digest(&ring::digest::SHA256, id.as_bytes());
+        let written = digest
+            .as_ref()
+            .iter()
+            .take(9)
+            .map(|byte| char::from(ALPHABET[usize::from(*byte) % ALPHABET.len()]))
+            .collect();
+        Cow::Owned(written)
     }
 }
 
@@ -305,12 +422,33 @@ struct PromptTokensDetails {
 /// The tool call whose fragments are arriving. Calls stream one after another, so a
 /// fragment for another index completes the open one; so does the closing brace of
 /// its arguments object, whichever comes first.
+///
+/// Its name usually comes with its first fragment, but some servers (vMLX) open a call
+/// with an empty name and send the name in a later fragment: until the name is known
+/// the call is not announced and its argument fragments wait in `held`.
 #[derive(Debug)]
 struct OpenCall {
     index: u64,
-    id: String,
-    name: String,
+    /// Where the call falls among this answer's calls, for a made-up id.
+    number: u64,
+    id: Option<String>,
+    name: Option<String>,
+    /// Argument fragments that arrived before the name.
+    held: Vec<String>,
     arguments: ArgumentsBuffer,
+}
+
+impl OpenCall {
+    fn announced(&self) -> bool {
+        self.name.is_some()
+    }
+
+    /// The id results refer to: the server's, or made up for servers that omit ids.
+    fn id(&self) -> String {
+        self.id
+            .clone()
+            .unwrap_or_else(|| format!("call_{}", self.number))
+    }
 }
 
 /// Decodes the chat completions chunk stream.
@@ -321,6 +459,9 @@ pub struct OpenAiChatDecoder {
     /// it may still repeat its id or carry whitespace, and are ignored.
     closed_early: Option<(u64, String)>,
     calls_started: u64,
+    /// A finished call's arguments were not valid JSON: at an end of the body without
+    /// `[DONE]` that means they were cut, not that the model wrote them so.
+    unparsable_arguments: bool,
     stop_reason: Option<StopReason>,
     usage: Usage,
 }
@@ -355,6 +496,16 @@ impl WireDecoder for OpenAiChatDecoder {
         }
         Ok(Flow::Continue)
     }
+
+    /// Complete once a `finish_reason` came and every call's arguments parse.
+    fn end_of_body(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+        if self.stop_reason.is_none() || self.unparsable_arguments {
+            return Err(missing_terminal_event::<Self>());
+        }
+        self.close_call(out)?;
+        out.push(self.finish()?);
+        Ok(())
+    }
 }
 
 impl OpenAiChatDecoder {
@@ -367,7 +518,7 @@ impl OpenAiChatDecoder {
             self.apply_delta(delta, out)?;
         }
         if let Some(reason) = choice.finish_reason {
-            self.close_call(out);
+            self.close_call(out)?;
             self.stop_reason = Some(stop_reason(&reason));
         }
         Ok(())
@@ -401,6 +552,7 @@ impl OpenAiChatDecoder {
             .function
             .map(|function| (function.name, function.arguments))
             .unwrap_or_default();
+        // An empty name (a continuation, or a name still to come) names nothing.
         let name = name.filter(|name| !name.is_empty());
         let index = fragment
             .index
@@ -409,7 +561,9 @@ impl OpenAiChatDecoder {
             .closed_early
             .as_ref()
             .is_some_and(|(closed, _)| *closed == index);
-        if closed_early && name.is_none() {
+        // Later fragments of a call closed by its complete arguments may repeat its
+        // id or name (vLLM's parsers re-send the name) or carry whitespace.
+        if closed_early {
             return match arguments.as_deref().map(str::trim) {
                 None | Some("") => Ok(()),
                 Some(extra) => Err(ProviderError::Malformed(format!(
@@ -422,41 +576,77 @@ impl OpenAiChatDecoder {
             .as_ref()
             .is_some_and(|call| call.index == index);
         if !continues_open_call {
-            self.close_call(out);
-            self.start_call(index, id, name, out)?;
+            self.close_call(out)?;
+            self.open_call = Some(OpenCall {
+                index,
+                number: self.calls_started,
+                id: None,
+                name: None,
+                held: Vec::new(),
+                arguments: ArgumentsBuffer::default(),
+            });
+            self.calls_started += 1;
         }
         let Some(call) = self.open_call.as_mut() else {
             return Ok(());
         };
+        if !call.announced() {
+            if call.id.is_none() {
+                call.id = id;
+            }
+            // A name repeated on later fragments changes nothing once it is known.
+            if let Some(name) = name {
+                call.name = Some(name.clone());
+                let id = call.id();
+                out.push(StreamEvent::ToolCallStart {
+                    id: id.clone(),
+                    name,
+                });
+                out.extend(
+                    call.held
+                        .drain(..)
+                        .map(|fragment| StreamEvent::ToolCallArgsDelta {
+                            id: id.clone(),
+                            fragment,
+                        }),
+                );
+            }
+        }
         if let Some(fragment) = arguments.filter(|fragment| !fragment.is_empty()) {
             call.arguments.push(&fragment);
-            out.push(StreamEvent::ToolCallArgsDelta {
-                id: call.id.clone(),
-                fragment,
-            });
+            if call.announced() {
+                out.push(StreamEvent::ToolCallArgsDelta {
+                    id: call.id(),
+                    fragment,
+                });
+            } else {
+                call.held.push(fragment);
+            }
         }
-        if call.arguments.is_complete_object() {
-            self.closed_early = Some((index, call.id.clone()));
-            self.close_call(out);
+        if call.announced() && call.arguments.is_complete_object() {
+            self.closed_early = Some((index, call.id()));
+            self.close_call(out)?;
         }
         Ok(())
     }
 
     /// The index of a fragment that lacks one. It continues the open call unless it
-    /// brings a different id, or no id but a function name (names come only on a
-    /// call's first fragment); then it starts the next call.
+    /// brings a different id, or no id but a function name while the open call already
+    /// has one (names come only on a call's first fragment, or on a later one for a
+    /// call opened without a name); then it starts the next call.
     fn infer_index(&self, id: Option<&str>, has_name: bool) -> u64 {
         let current = match (&self.open_call, &self.closed_early) {
-            (Some(call), _) => Some((call.index, call.id.as_str())),
-            (None, Some((index, closed_id))) => Some((*index, closed_id.as_str())),
+            (Some(call), _) => Some((call.index, call.id.as_deref(), call.announced())),
+            (None, Some((index, closed_id))) => Some((*index, Some(closed_id.as_str()), true)),
             (None, None) => None,
         };
-        let Some((index, current_id)) = current else {
+        let Some((index, current_id, current_named)) = current else {
             return self.calls_started;
         };
-        let starts_new_call = match id {
-            Some(id) => id != current_id,
-            None => has_name,
+        let starts_new_call = match (id, current_id) {
+            (Some(id), Some(current_id)) => id != current_id,
+            (Some(_), None) => current_named,
+            (None, _) => has_name && current_named,
         };
         if starts_new_call {
             self.calls_started.max(index + 1)
@@ -465,47 +655,35 @@ impl OpenAiChatDecoder {
         }
     }
 
-    fn start_call(
-        &mut self,
-        index: u64,
-        id: Option<String>,
-        name: Option<String>,
-        out: &mut Vec<StreamEvent>,
-    ) -> Result<(), ProviderError> {
-        let name = name.ok_or_else(|| {
-            ProviderError::Malformed(format!("tool call {index} started without a function name"))
-        })?;
-        // Some local servers omit ids; results still need one to refer to.
-        let id = id.unwrap_or_else(|| format!("call_{}", self.calls_started));
-        self.calls_started += 1;
-        out.push(StreamEvent::ToolCallStart {
-            id: id.clone(),
-            name: name.clone(),
-        });
-        self.open_call = Some(OpenCall {
-            index,
-            id,
-            name,
-            arguments: ArgumentsBuffer::default(),
+    /// Ends the open call, if any. A call that never got a name cannot be run or
+    /// answered: the stream is malformed.
+    fn close_call(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+        let Some(call) = self.open_call.take() else {
+            return Ok(());
+        };
+        let id = call.id();
+        let Some(name) = call.name else {
+            return Err(ProviderError::Malformed(format!(
+                "tool call {} ended without a function name",
+                call.index
+            )));
+        };
+        let arguments = if call.arguments.is_empty() {
+            "{}".to_owned()
+        } else {
+            call.arguments.into_text()
+        };
+        if serde_json::from_str::<serde::de::IgnoredAny>(&arguments).is_err() {
+            self.unparsable_arguments = true;
+        }
+        out.push(StreamEvent::ToolCallEnd {
+            call: ToolCall {
+                id,
+                name,
+                arguments,
+            },
         });
         Ok(())
-    }
-
-    fn close_call(&mut self, out: &mut Vec<StreamEvent>) {
-        if let Some(call) = self.open_call.take() {
-            let arguments = if call.arguments.is_empty() {
-                "{}".to_owned()
-            } else {
-                call.arguments.into_text()
-            };
-            out.push(StreamEvent::ToolCallEnd {
-                call: ToolCall {
-                    id: call.id,
-                    name: call.name,
-                    arguments,
-                },
-            });
-        }
     }
 
     /// `[DONE]` ends the stream, but only a `finish_reason` says the model finished:
@@ -540,11 +718,13 @@ impl From<WireUsage> for Usage {
     }
 }
 
+/// OpenAI's finish reasons, and the ones other servers send for the same thing
+/// (Together's `eos`; Anthropic's names from gateways relaying Claude).
 fn stop_reason(reason: &str) -> StopReason {
     match reason {
-        "stop" => StopReason::EndTurn,
-        "tool_calls" | "function_call" => StopReason::ToolUse,
-        "length" => StopReason::MaxTokens,
+        "stop" | "eos" | "end_turn" | "stop_sequence" => StopReason::EndTurn,
+        "tool_calls" | "function_call" | "tool_use" => StopReason::ToolUse,
+        "length" | "max_tokens" => StopReason::MaxTokens,
         "content_filter" => StopReason::Refusal,
         other => StopReason::Other(other.to_owned()),
     }
@@ -552,8 +732,11 @@ fn stop_reason(reason: &str) -> StopReason {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::{Arc, Mutex};
+
     use axum::Router;
     use axum::body::Body;
+    use axum::extract::State;
     use axum::http::{HeaderMap as AxumHeaders, Response, StatusCode};
     use axum::routing::post;
     use pretty_assertions::assert_eq;
@@ -573,7 +756,7 @@ mod tests {
     const LOCAL: &str = "http://127.0.0.1:11434/v1";
 
     fn body_json(base_url: &str, request: &ModelRequest) -> Value {
-        serde_json::to_value(request_body("gpt-test", base_url, request)).unwrap()
+        serde_json::to_value(request_body("gpt-test", base_url, request, true)).unwrap()
     }
 
     fn request(messages: Vec<Message>) -> ModelRequest {
@@ -592,6 +775,71 @@ mod tests {
 
     fn text(text: &str) -> Block {
         Block::Text { text: text.into() }
+    }
+
+    /// Mistral accepts only ids of nine letters and digits: ids from elsewhere are
+    /// rewritten, the same way in the call and its result and on every request.
+    #[test]
+    fn call_ids_are_rewritten_for_servers_that_restrict_them() {
+        let conversation = request(vec![
+            message(Role::User, vec![text("go")]),
+            message(
+                Role::Assistant,
+                vec![
+                    call("toolu_01AbC-xyz", "read", "{}"),
+                    call("gSIMJiOkT", "read", "{}"),
+                ],
+            ),
+            message(
+                Role::User,
+                vec![
+                    result("toolu_01AbC-xyz", "a", false),
+                    result("gSIMJiOkT", "b", false),
+                ],
+            ),
+        ]);
+        let ids = |body: &Value| -> Vec<String> {
+            let messages = body["messages"].as_array().unwrap();
+            let calls = messages[1]["tool_calls"].as_array().unwrap();
+            calls
+                .iter()
+                .map(|call| call["id"].as_str().unwrap().to_owned())
+                .chain(
+                    messages[2..]
+                        .iter()
+                        .map(|result| result["tool_call_id"].as_str().unwrap().to_owned()),
+                )
+                .collect()
+        };
+        let mistral = ids(&body_json("https://api.mistral.ai/v1", &conversation));
+        assert_eq!(mistral[0], mistral[2], "a call and its result pair");
+        assert_eq!(mistral[1], "gSIMJiOkT", "a valid id is kept");
+        assert_eq!(mistral[3], "gSIMJiOkT");
+        assert_eq!(mistral[0].len(), 9);
+        assert!(mistral[0].bytes().all(|byte| byte.is_ascii_alphanumeric()));
+        assert_eq!(
+            ids(&body_json("https://api.mistral.ai/v1", &conversation)),
+            mistral,
+            "the same on every request"
+        );
+        // A Mistral model behind another server (vLLM) is held to the same rule.
+        let local = serde_json::to_value(request_body(
+            "mistralai/Devstral-Small-2507",
+            LOCAL,
+            &conversation,
+            true,
+        ))
+        .unwrap();
+        assert_eq!(ids(&local), mistral);
+        assert_eq!(
+            ids(&body_json(LOCAL, &conversation)),
+            [
+                "toolu_01AbC-xyz",
+                "gSIMJiOkT",
+                "toolu_01AbC-xyz",
+                "gSIMJiOkT"
+            ]
+        );
     }
 
     #[test]
@@ -930,9 +1178,10 @@ mod tests {
     }
 
     #[test]
-    fn a_call_without_a_function_name_is_malformed() {
+    fn a_call_that_never_gets_a_function_name_is_malformed() {
         let stream = [
             tool_fragment(Some(0), Some("a"), None, "{}"),
+            chunk(json!({}), Some("tool_calls")),
             DONE_LINE.to_owned(),
         ]
         .concat();
@@ -940,8 +1189,49 @@ mod tests {
             decode(&stream),
             Outcome::failed(
                 Vec::new(),
-                &ProviderError::Malformed("tool call 0 started without a function name".into())
+                &ProviderError::Malformed("tool call 0 ended without a function name".into())
             )
+        );
+    }
+
+    /// vMLX opens a call with `"name": ""` and names it in a later fragment; LM Studio
+    /// and others send `"name": ""` on continuations, and vLLM's parsers repeat it.
+    #[test]
+    fn a_name_that_comes_late_is_announced_once_with_the_fragments_before_it() {
+        let stream = [
+            tool_fragment(Some(0), Some("call_x"), Some(""), ""),
+            tool_fragment(Some(0), None, None, "{\"path\""),
+            tool_fragment(Some(0), None, Some("read"), ":"),
+            tool_fragment(Some(0), None, Some(""), "\"a\""),
+            tool_fragment(Some(0), None, Some("read"), "}"),
+            tool_fragment(Some(0), None, Some("read"), ""),
+            chunk(json!({}), Some("tool_calls")),
+            DONE_LINE.to_owned(),
+        ]
+        .concat();
+        let delta = |fragment: &str| StreamEvent::ToolCallArgsDelta {
+            id: "call_x".into(),
+            fragment: fragment.into(),
+        };
+        assert_eq!(
+            decode(&stream),
+            Outcome::ok(vec![
+                StreamEvent::ToolCallStart {
+                    id: "call_x".into(),
+                    name: "read".into(),
+                },
+                delta("{\"path\""),
+                delta(":"),
+                delta("\"a\""),
+                delta("}"),
+                StreamEvent::ToolCallEnd {
+                    call: tool_call("call_x", "read", "{\"path\":\"a\"}"),
+                },
+                StreamEvent::Finished {
+                    stop_reason: StopReason::ToolUse,
+                    usage: Usage::default(),
+                },
+            ])
         );
     }
 
@@ -953,7 +1243,10 @@ mod tests {
             ("function_call", StopReason::ToolUse),
             ("length", StopReason::MaxTokens),
             ("content_filter", StopReason::Refusal),
-            ("eos", StopReason::Other("eos".into())),
+            ("eos", StopReason::EndTurn),
+            ("end_turn", StopReason::EndTurn),
+            ("tool_use", StopReason::ToolUse),
+            ("something_new", StopReason::Other("something_new".into())),
         ];
         for (wire, expected) in cases {
             let stream = [
@@ -1035,16 +1328,60 @@ mod tests {
         );
     }
 
+    /// ik_llama.cpp, llama.cpp before 2024-09, TGI before 2024-07 and mistral.rs before
+    /// 2025-03 end the body after the finish chunk without `[DONE]`.
     #[test]
-    fn a_stream_cut_before_done_is_truncated() {
-        let cut = FIXTURE.split("data: [DONE]").next().unwrap();
-        let mut before_finish = fixture_events();
-        before_finish.pop();
+    fn a_body_that_ends_cleanly_after_its_finish_reason_is_complete() {
+        let without_done = FIXTURE.split("data: [DONE]").next().unwrap();
+        assert_eq!(decode(without_done), Outcome::ok(fixture_events()));
+        // The last line `data: [DONE]` with no blank line after it.
+        assert_eq!(decode(FIXTURE.trim_end()), Outcome::ok(fixture_events()));
+    }
+
+    #[test]
+    fn a_body_cut_before_its_finish_reason_is_truncated() {
+        let (cut, _) = FIXTURE.split_at(FIXTURE.find("\"finish_reason\":\"tool_calls\"").unwrap());
+        let cut = &cut[..cut.rfind("\n\n").unwrap() + 2];
+        let outcome = decode(cut);
         assert_eq!(
-            decode(cut),
-            Outcome::failed(
-                before_finish,
-                &ProviderError::Truncated("the body ended without the `data: [DONE]` line".into())
+            outcome.error.as_deref(),
+            Some(
+                format!(
+                    "{:?}",
+                    ProviderError::Truncated(
+                        "the body ended without the `data: [DONE]` line".into()
+                    )
+                )
+                .as_str()
+            )
+        );
+        assert!(
+            !outcome
+                .events
+                .iter()
+                .any(|event| matches!(event, StreamEvent::Finished { .. })),
+            "{outcome:?}"
+        );
+    }
+
+    #[test]
+    fn a_body_ending_after_the_finish_reason_with_cut_arguments_is_truncated() {
+        let stream = [
+            tool_fragment(Some(0), Some("a"), Some("read"), "{\"path\": \"x"),
+            chunk(json!({}), Some("tool_calls")),
+        ]
+        .concat();
+        let outcome = decode(&stream);
+        assert_eq!(
+            outcome.error.as_deref(),
+            Some(
+                format!(
+                    "{:?}",
+                    ProviderError::Truncated(
+                        "the body ended without the `data: [DONE]` line".into()
+                    )
+                )
+                .as_str()
             )
         );
     }
@@ -1177,6 +1514,78 @@ mod tests {
                     && *after == std::time::Duration::from_secs(3)),
             "{err:?}"
         );
+    }
+
+    /// Mistral's answer to `stream_options` (avante.nvim#2347, verbatim).
+    const MISTRAL_422: &str = r#"{"object":"error","message":{"detail":[{"type":"extra_forbidden","loc":["body","stream_options","include_usage"],"msg":"Extra inputs are not permitted","input":true}]},"type":"invalid_request_error","param":null,"code":null}"#;
+
+    /// Answers like Mistral: 422 when the body has `stream_options`, the recorded
+    /// stream otherwise; records which requests had it.
+    async fn refuses_stream_options_server(
+        State(seen): State<Arc<Mutex<Vec<bool>>>>,
+        body: String,
+    ) -> Response<Body> {
+        let body: Value = serde_json::from_str(&body).unwrap();
+        let asks = body.get("stream_options").is_some();
+        seen.lock().unwrap().push(asks);
+        let (status, body) = if asks {
+            (StatusCode::UNPROCESSABLE_ENTITY, MISTRAL_422)
+        } else {
+            (StatusCode::OK, FIXTURE)
+        };
+        Response::builder()
+            .status(status)
+            .body(Body::from(body))
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_server_that_refuses_stream_options_is_asked_without_them_from_then_on() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let router = Router::new()
+            .route("/v1/chat/completions", post(refuses_stream_options_server))
+            .with_state(seen.clone());
+        let addr = serve(router).await;
+        let client = OpenAiChatClient::new(
+            http::Transport::new(http::DEFAULT_IDLE_TIMEOUT),
+            endpoint(format!("http://{addr}/v1"), None),
+        );
+        let notice = StreamEvent::Notice {
+            text: WITHOUT_STREAM_OPTIONS.into(),
+        };
+        let first = client
+            .stream(&request(vec![Message::user_text("hi")]))
+            .await
+            .unwrap();
+        let events: Vec<StreamEvent> = std::iter::once(notice).chain(fixture_events()).collect();
+        assert_eq!(collect(first).await, Outcome::ok(events));
+        // Told once: the next request goes out without them and says nothing.
+        let second = client
+            .stream(&request(vec![Message::user_text("hi")]))
+            .await
+            .unwrap();
+        assert_eq!(collect(second).await, Outcome::ok(fixture_events()));
+        assert_eq!(*seen.lock().unwrap(), [true, false, false]);
+    }
+
+    #[test]
+    fn only_a_refusal_naming_stream_options_drops_them() {
+        let http = |status, message: &str| ProviderError::Http {
+            url: "u".into(),
+            status,
+            message: message.into(),
+            retry_after: None,
+        };
+        assert!(refuses_stream_options(&http(422, MISTRAL_422)));
+        assert!(refuses_stream_options(&http(
+            400,
+            "Extra inputs are not permitted, field: 'stream_options'"
+        )));
+        assert!(!refuses_stream_options(&http(
+            422,
+            "Extra inputs are not permitted"
+        )));
+        assert!(!refuses_stream_options(&http(500, MISTRAL_422)));
     }
 
     mod properties {

@@ -88,6 +88,18 @@ impl SseDecoder {
         Ok(events)
     }
 
+    /// The event left when the body ends cleanly without the blank line that would
+    /// dispatch it (`data: [DONE]` as the very last line): the browser's parser drops
+    /// it, but servers that end their bodies so mean it, and it is complete. A partial
+    /// last line counts as a line.
+    pub fn finish(&mut self) -> Result<Option<SseEvent>, SseError> {
+        let mut event = None;
+        if !self.line.is_empty() {
+            event = self.finish_line()?;
+        }
+        Ok(event.or_else(|| self.pending.dispatch()))
+    }
+
     fn extend_line(&mut self, bytes: &[u8]) -> Result<(), SseError> {
         self.line.extend_from_slice(bytes);
         self.check_size()
@@ -329,5 +341,21 @@ mod tests {
                 vec![event(None, "0123456789")]
             );
         }
+    }
+
+    #[test]
+    fn an_event_left_unterminated_at_the_end_is_given_by_finish() {
+        for body in [
+            &b"data: x\n\ndata: [DONE]\n"[..],
+            b"data: x\n\ndata: [DONE]",
+        ] {
+            let mut decoder = SseDecoder::new();
+            assert_eq!(decoder.push(body).unwrap(), vec![event(None, "x")]);
+            assert_eq!(decoder.finish().unwrap(), Some(event(None, "[DONE]")));
+            assert_eq!(decoder.finish().unwrap(), None);
+        }
+        let mut decoder = SseDecoder::new();
+        decoder.push(b"data: x\n\n: a comment").unwrap();
+        assert_eq!(decoder.finish().unwrap(), None);
     }
 }

@@ -5,7 +5,9 @@
 //! Does not own: what any event means (the wire modules) or how the body is fetched.
 //! Invariant: the stream yields `Ok` events up to and including the decoder's
 //! `Finished`, then ends; or it yields them up to one `Err`, then ends. A body that
-//! closes before the terminal event yields [`ProviderError::Truncated`].
+//! closes cleanly before the terminal event ends as the wire decides
+//! ([`WireDecoder::end_of_body`]): complete when the answer said it was finished,
+//! [`ProviderError::Truncated`] otherwise. A body that fails is always an error.
 
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -36,6 +38,20 @@ pub trait WireDecoder: Send + 'static {
         event: &SseEvent,
         out: &mut Vec<StreamEvent>,
     ) -> Result<Flow, ProviderError>;
+
+    /// The body ended cleanly (no transport error) before the terminal event. Servers
+    /// that never send it (ik_llama.cpp, older llama.cpp, TGI and mistral.rs) end their
+    /// bodies right after the answer's finish reason: a wire whose events so far make
+    /// a whole answer pushes its [`StreamEvent::Finished`]; otherwise the answer was cut
+    /// off and this is the error. By default, every such end is a cut.
+    fn end_of_body(&mut self, _out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+        Err(missing_terminal_event::<Self>())
+    }
+}
+
+/// The error of a body that ended without `D`'s terminal event.
+pub fn missing_terminal_event<D: WireDecoder + ?Sized>() -> ProviderError {
+    ProviderError::Truncated(format!("the body ended without the {}", D::TERMINAL_EVENT))
 }
 
 /// Decodes `body` with `decoder` into an [`EventStream`]. The body's errors become
@@ -102,10 +118,38 @@ where
         match self.body.next().await {
             Some(Ok(bytes)) => self.feed(&bytes),
             Some(Err(err)) => self.fail(err.into()),
-            None => self.fail(ProviderError::Truncated(format!(
-                "the body ended without the {}",
-                D::TERMINAL_EVENT
-            ))),
+            None => self.end_of_body(),
+        }
+    }
+
+    /// A clean end of the body: its unterminated last event, if any, is decoded, and
+    /// without a terminal event the wire decides whether the answer is whole.
+    fn end_of_body(&mut self) {
+        match self.sse.finish() {
+            Ok(Some(event)) => {
+                let mut out = Vec::new();
+                let flow = self.wire.decode(&event, &mut out);
+                self.ready.extend(out.into_iter().map(Ok));
+                match flow {
+                    Ok(Flow::Continue) => {}
+                    Ok(Flow::Finished) => {
+                        self.done = true;
+                        return;
+                    }
+                    // An event without its blank line may have been cut anywhere:
+                    // that it does not decode says the body was cut, not malformed.
+                    Err(_) => return self.fail(missing_terminal_event::<D>()),
+                }
+            }
+            Ok(None) => {}
+            Err(err) => return self.fail(ProviderError::Malformed(err.to_string())),
+        }
+        let mut out = Vec::new();
+        let ended = self.wire.end_of_body(&mut out);
+        self.ready.extend(out.into_iter().map(Ok));
+        match ended {
+            Ok(()) => self.done = true,
+            Err(err) => self.fail(err),
         }
     }
 
@@ -114,8 +158,13 @@ where
             Ok(events) => events,
             Err(err) => return self.fail(ProviderError::Malformed(err.to_string())),
         };
+        self.decode_events(&events);
+    }
+
+    /// Decodes `events` in order, up to the terminal one or the first error.
+    fn decode_events(&mut self, events: &[SseEvent]) {
         let mut out = Vec::new();
-        for event in &events {
+        for event in events {
             let flow = self.wire.decode(event, &mut out);
             self.ready.extend(out.drain(..).map(Ok));
             match flow {
@@ -399,7 +448,19 @@ mod tests {
 
     #[test]
     fn a_body_ending_before_the_terminal_event_is_truncated() {
-        let outcome = run(chunks(&["data: a\n\ndata: stop\n"]), EchoWire);
+        let outcome = run(chunks(&["data: a\n\ndata: b\n"]), EchoWire);
+        assert_eq!(
+            outcome,
+            Outcome::failed(
+                vec![text_delta("a"), text_delta("b")],
+                &ProviderError::Truncated("the body ended without the `stop` line".into())
+            )
+        );
+    }
+
+    #[test]
+    fn an_unterminated_last_event_that_does_not_decode_is_a_cut() {
+        let outcome = run(chunks(&["data: a\n\ndata: bad"]), EchoWire);
         assert_eq!(
             outcome,
             Outcome::failed(
@@ -407,6 +468,17 @@ mod tests {
                 &ProviderError::Truncated("the body ended without the `stop` line".into())
             )
         );
+    }
+
+    #[test]
+    fn an_unterminated_last_event_at_a_clean_end_is_decoded() {
+        for body in ["data: a\n\ndata: stop\n", "data: a\n\ndata: stop"] {
+            assert_eq!(
+                run(chunks(&[body]), EchoWire),
+                Outcome::ok(vec![text_delta("a"), finished()]),
+                "{body:?}"
+            );
+        }
     }
 
     #[test]

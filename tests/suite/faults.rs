@@ -34,6 +34,56 @@ for_each_wire!(
 
 const ORIGINAL: &str = "alpha\n";
 
+/// Servers that never send `data: [DONE]` (ik_llama.cpp, llama.cpp before 2024-09, TGI
+/// before 2024-07, mistral.rs before 2025-03) end the body right after the stop reason:
+/// the answer is whole and taken once, with no retry.
+mod an_answer_without_the_terminal_event {
+    #[tokio::test]
+    async fn anthropic() {
+        super::an_answer_without_the_terminal_event_is_taken_once(duet::provider::Wire::Anthropic)
+            .await;
+    }
+
+    #[tokio::test]
+    async fn openai() {
+        super::an_answer_without_the_terminal_event_is_taken_once(duet::provider::Wire::OpenAiChat)
+            .await;
+    }
+}
+
+async fn an_answer_without_the_terminal_event_is_taken_once(wire: Wire) {
+    let script = "[[turn]]\nterminal_event = false\n\
+                  blocks = [{ tool = 'read', args = '{\"path\": \"a.txt\"}', chunk = 4 }]\n\n\
+                  [[turn]]\nterminal_event = false\nblocks = [{ text = 'Read it.', chunk = 3 }]\n";
+    let (server, _repo, mut agent) = start(script, wire).await;
+    agent.send("read a.txt");
+    assert_eq!(agent.turn_end().await, finished());
+    let (retries, reasons) = retries(&agent);
+    assert!(retries.is_empty(), "retried: {reasons:?}");
+    assert_eq!(agent.streamed_text(), "Read it.");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let results = tool_results(&requests[1]);
+    assert_eq!(results.len(), 1);
+    assert!(results[0].content.contains("alpha"), "{:?}", results[0]);
+    server.assert_no_violations();
+}
+
+/// On the Responses wire the terminal event carries the response's status: a body
+/// without it was cut, and is asked again.
+#[tokio::test]
+async fn a_responses_body_without_its_terminal_event_is_asked_again() {
+    let script = "[[turn]]\nterminal_event = false\nblocks = [{ text = 'Half' }]\n\n\
+                  [[turn]]\nblocks = [{ text = 'Whole.' }]\n";
+    let (server, _repo, mut agent) = start(script, Wire::OpenAiResponses).await;
+    agent.send("hi");
+    assert_eq!(agent.turn_end().await, finished());
+    let (retries, _) = retries(&agent);
+    assert_eq!(retries.len(), 1);
+    assert_eq!(server.requests().len(), 2);
+    server.assert_no_violations();
+}
+
 async fn start(script: &str, wire: Wire) -> (ScriptedServer, TestRepo, TestAgent) {
     start_with(script, wire, |_, _| {}).await
 }

@@ -36,6 +36,9 @@
 //!                        # default: tool_use if the turn has a tool block, else end_turn
 //! usage = { input = 100, output = 20, cache_read = 0, cache_write = 0 }  # default: all 0
 //! cut_after_blocks = 2   # optional: drop the connection after 2 content blocks
+//! terminal_event = false # optional: end the body cleanly without the wire's last event
+//!                        #   (`data: [DONE]`, `message_stop`, `response.completed`), as
+//!                        #   servers that never send it do
 //! pace_ms = 10           # optional: wait 10 ms between consecutive events of the stream
 //!                        #   (a steady token rate, e.g. for benchmarks)
 //!
@@ -84,6 +87,9 @@ pub struct StreamTurn {
     pub usage: ScriptUsage,
     /// Drop the connection after this many content blocks instead of finishing.
     pub cut_after_blocks: Option<usize>,
+    /// Whether the body ends with the wire's terminal event; some servers end it
+    /// cleanly right after the stop reason instead.
+    pub terminal_event: bool,
     /// Wait this long between consecutive events of the stream.
     pub pace: Option<Duration>,
 }
@@ -252,6 +258,7 @@ struct RawTurn {
     stop: Option<StopReason>,
     usage: Option<ScriptUsage>,
     cut_after_blocks: Option<usize>,
+    terminal_event: Option<bool>,
     pace_ms: Option<u64>,
     status: Option<u16>,
     retry_after: Option<u64>,
@@ -283,6 +290,7 @@ impl RawTurn {
             ("stop", self.stop.is_some()),
             ("usage", self.usage.is_some()),
             ("cut_after_blocks", self.cut_after_blocks.is_some()),
+            ("terminal_event", self.terminal_event.is_some()),
             ("pace_ms", self.pace_ms.is_some()),
         ];
         if let Some((key, _)) = streaming_keys.iter().find(|(_, present)| *present) {
@@ -335,6 +343,7 @@ impl RawTurn {
             stop: self.stop.unwrap_or(default_stop),
             usage: self.usage.unwrap_or_default(),
             cut_after_blocks: self.cut_after_blocks,
+            terminal_event: self.terminal_event.unwrap_or(true),
             pace: self.pace_ms.map(Duration::from_millis),
         }))
     }

@@ -195,6 +195,7 @@ impl Transcript {
             Event::ModeChanged { mode } => {
                 self.push_notice(&format!("mode: {mode}"), NoticeKind::Info)
             }
+            Event::ProviderNotice { text } => self.push_notice(text, NoticeKind::Info),
             Event::Retrying {
                 attempt,
                 max_attempts,

@@ -334,6 +334,7 @@ pub fn text_turn(text: &str) -> StreamTurn {
         stop: StopReason::EndTurn,
         usage: ScriptUsage::default(),
         cut_after_blocks: None,
+        terminal_event: true,
         pace: None,
     }
 }

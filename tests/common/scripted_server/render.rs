@@ -207,6 +207,11 @@ fn render_unpaced(turn: &StreamTurn, wire: &mut impl WireStream) -> Vec<Emit> {
         }
     }
     wire.finish(&mut out);
+    if !turn.terminal_event
+        && let Some(last) = out.iter().rposition(|emit| matches!(emit, Emit::Send(_)))
+    {
+        out.remove(last);
+    }
     out
 }
 

@@ -52,6 +52,7 @@ fn the_example_script_loads_as_documented() {
             cache_write: 10,
         },
         cut_after_blocks: None,
+        terminal_event: true,
         pace: None,
     })];
     assert_eq!(script.turns(), expected);
@@ -92,6 +93,7 @@ fn omitted_keys_take_their_documented_defaults() {
             stop: StopReason::ToolUse,
             usage: ScriptUsage::default(),
             cut_after_blocks: None,
+            terminal_event: true,
             pace: None,
         }),
         Turn::Stream(StreamTurn {
@@ -102,6 +104,7 @@ fn omitted_keys_take_their_documented_defaults() {
             stop: StopReason::EndTurn,
             usage: ScriptUsage::default(),
             cut_after_blocks: None,
+            terminal_event: true,
             pace: None,
         }),
         Turn::Status(StatusTurn {
