@@ -12,6 +12,8 @@
 
 pub mod anthropic;
 mod arguments;
+#[cfg(test)]
+mod captures;
 mod error;
 mod http;
 mod message;

@@ -1,0 +1,468 @@
+//! Real servers' streams through the real decoders: every capture in
+//! `tests/fixtures/provider-captures/` (verbatim bodies of Ollama, llama.cpp, vLLM,
+//! LM Studio, Azure, Gemini, DeepSeek, Groq, Mistral, xAI, DashScope, OpenRouter,
+//! Anthropic and gateways relaying Claude, each with a sidecar naming its source and
+//! the answer it holds) is decoded whole, split in two at every byte (at many bytes
+//! for the large ones), in small random pieces, and as servers that bend the framing
+//! send it: without the terminal event, and with the last event unterminated.
+//!
+//! Owns: replaying the captures and comparing each answer with its sidecar's
+//! `expect`. Does not own: the decoders (the wire modules) or the driver (`stream`).
+//! Invariant: every capture in the directory is checked, in every variant that
+//! applies to its wire; adding a capture adds its checks.
+
+use std::path::{Path, PathBuf};
+
+use bytes::Bytes;
+use serde_json::Value;
+
+use super::anthropic::AnthropicDecoder;
+use super::openai_chat::OpenAiChatDecoder;
+use super::openai_responses::ResponsesDecoder;
+use super::stream::testing::{Outcome, run};
+use super::{ProviderError, StreamEvent};
+
+/// Bodies up to this size are split in two at every byte; larger ones at
+/// [`SPLITS_OF_LARGE_BODIES`] positions.
+const SPLIT_EVERYWHERE_UP_TO: usize = 4096;
+const SPLITS_OF_LARGE_BODIES: usize = 200;
+/// Random chunkings of each body, in pieces of 1 to [`MAX_PIECE`] bytes.
+const CHUNKINGS: u64 = 8;
+const MAX_PIECE: u64 = 64;
+
+/// One capture: its name, its wire, the body as replayed and what it must decode to.
+struct Capture {
+    id: String,
+    wire: String,
+    body: Vec<u8>,
+    expect: Expected,
+}
+
+/// The answer a capture holds, from its sidecar.
+#[derive(Debug, PartialEq)]
+enum Expected {
+    Text(String),
+    /// Each call's id, name and arguments.
+    Calls(Vec<(String, String, Value)>),
+}
+
+fn directory() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/provider-captures")
+}
+
+fn captures() -> Vec<Capture> {
+    let mut sidecars: Vec<PathBuf> = std::fs::read_dir(directory())
+        .expect("the captures directory")
+        .map(|entry| entry.expect("a directory entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    sidecars.sort();
+    sidecars.iter().map(|path| load(path)).collect()
+}
+
+fn load(sidecar: &Path) -> Capture {
+    let text = std::fs::read_to_string(sidecar).expect("a sidecar");
+    let meta: Value = serde_json::from_str(&text).expect("a sidecar is JSON");
+    let id = meta["id"].as_str().expect("the sidecar's id").to_owned();
+    let mut body = std::fs::read(sidecar.with_extension("sse")).expect("the capture's body");
+    if let Some(append) = meta["replay_append"].as_str() {
+        body.extend_from_slice(append.as_bytes());
+    }
+    let expect = &meta["expect"];
+    let expect = match expect["tool_calls"].as_array() {
+        Some(calls) => Expected::Calls(
+            calls
+                .iter()
+                .map(|call| {
+                    (
+                        call["id"].as_str().expect("a call's id").to_owned(),
+                        call["tool_name"]
+                            .as_str()
+                            .expect("a call's name")
+                            .to_owned(),
+                        call["tool_args"].clone(),
+                    )
+                })
+                .collect(),
+        ),
+        None => Expected::Text(expect["text"].as_str().expect("the text").to_owned()),
+    };
+    Capture {
+        id,
+        wire: meta["wire"].as_str().expect("the wire").to_owned(),
+        body,
+        expect,
+    }
+}
+
+impl Capture {
+    fn decode(&self, chunks: Vec<Bytes>) -> Outcome {
+        let chunks: Vec<Result<Bytes, ProviderError>> = chunks.into_iter().map(Ok).collect();
+        match self.wire.as_str() {
+            "openai-chat" => run(chunks, OpenAiChatDecoder::default()),
+            "anthropic" => run(chunks, AnthropicDecoder::default()),
+            "openai-responses" => run(chunks, ResponsesDecoder::default()),
+            other => panic!("{}: unknown wire {other}", self.id),
+        }
+    }
+
+    /// The body without its wire's terminal event, ending cleanly where it began, as
+    /// servers that never send it end theirs; `None` where the terminal event is the
+    /// only place the answer says it finished (Responses).
+    fn without_terminal_event(&self) -> Option<Vec<u8>> {
+        let text = std::str::from_utf8(&self.body).expect("a capture is UTF-8");
+        let start = match self.wire.as_str() {
+            "openai-chat" => text.rfind("data: [DONE]")?,
+            "anthropic" => text
+                .rfind("event: message_stop")
+                .or_else(|| text.rfind("data: {\"type\":\"message_stop\""))?,
+            _ => return None,
+        };
+        Some(self.body[..start].to_vec())
+    }
+
+    /// The body with its last event left unterminated (no blank line after it).
+    fn unterminated(&self) -> Vec<u8> {
+        let end = self
+            .body
+            .iter()
+            .rposition(|byte| !matches!(byte, b'\n' | b'\r'))
+            .map_or(0, |last| last + 1);
+        self.body[..end].to_vec()
+    }
+
+    /// Checks that `outcome` is a whole answer equal to the sidecar's.
+    fn check(&self, variant: &str, outcome: &Outcome) {
+        let place = format!("{} ({variant})", self.id);
+        assert_eq!(outcome.error, None, "{place}: {:?}", outcome.events);
+        let finished: Vec<usize> = positions(outcome, |event| {
+            matches!(event, StreamEvent::Finished { .. })
+        });
+        assert_eq!(
+            finished,
+            [outcome.events.len() - 1],
+            "{place}: one Finished, last"
+        );
+        let mut open = Vec::new();
+        let mut calls = Vec::new();
+        let mut text = String::new();
+        for event in &outcome.events {
+            match event {
+                StreamEvent::TextDelta { text: delta } => text.push_str(delta),
+                StreamEvent::ToolCallStart { id, .. } => open.push(id.clone()),
+                StreamEvent::ToolCallEnd { call } => {
+                    assert!(
+                        open.contains(&call.id),
+                        "{place}: {} ended before it started",
+                        call.id
+                    );
+                    let arguments: Value =
+                        serde_json::from_str(&call.arguments).unwrap_or_else(|error| {
+                            panic!("{place}: {} has arguments {error}", call.id)
+                        });
+                    calls.push((call.id.clone(), call.name.clone(), arguments));
+                }
+                _ => {}
+            }
+        }
+        match &self.expect {
+            Expected::Text(expected) => {
+                assert_eq!(&text, expected, "{place}: the text");
+                assert_eq!(calls, [], "{place}: no calls");
+            }
+            Expected::Calls(expected) => assert_eq!(&calls, expected, "{place}: the calls"),
+        }
+    }
+}
+
+fn positions(outcome: &Outcome, wanted: impl Fn(&StreamEvent) -> bool) -> Vec<usize> {
+    outcome
+        .events
+        .iter()
+        .enumerate()
+        .filter(|(_, event)| wanted(event))
+        .map(|(index, _)| index)
+        .collect()
+}
+
+/// A small deterministic generator (xorshift64), seeded per capture and use.
+struct Xorshift(u64);
+
+impl Xorshift {
+    fn new(seed: &str, salt: u64) -> Self {
+        let hash = seed
+            .bytes()
+            .fold(0xcbf2_9ce4_8422_2325_u64 ^ salt, |hash, byte| {
+                (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+            });
+        Self(hash | 1)
+    }
+
+    fn below(&mut self, bound: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % bound
+    }
+}
+
+fn split_at(body: &[u8], at: usize) -> Vec<Bytes> {
+    vec![
+        Bytes::copy_from_slice(&body[..at]),
+        Bytes::copy_from_slice(&body[at..]),
+    ]
+}
+
+fn random_pieces(body: &[u8], random: &mut Xorshift) -> Vec<Bytes> {
+    let mut pieces = Vec::new();
+    let mut rest = body;
+    while !rest.is_empty() {
+        let size = usize::try_from(1 + random.below(MAX_PIECE))
+            .unwrap_or(1)
+            .min(rest.len());
+        pieces.push(Bytes::copy_from_slice(&rest[..size]));
+        rest = &rest[size..];
+    }
+    pieces
+}
+
+/// Where to split `body` in two: everywhere for small bodies, else at random.
+fn split_points(capture: &Capture) -> Vec<usize> {
+    let len = capture.body.len();
+    if len <= SPLIT_EVERYWHERE_UP_TO {
+        return (0..=len).collect();
+    }
+    let mut random = Xorshift::new(&capture.id, 1);
+    let bound = u64::try_from(len).unwrap_or(u64::MAX);
+    (0..SPLITS_OF_LARGE_BODIES)
+        .map(|_| usize::try_from(random.below(bound)).unwrap_or(0))
+        .collect()
+}
+
+#[test]
+fn every_capture_is_there_with_its_body() {
+    let captures = captures();
+    assert!(captures.len() >= 27, "{} captures", captures.len());
+    for wire in ["openai-chat", "anthropic", "openai-responses"] {
+        assert!(
+            captures.iter().any(|capture| capture.wire == wire),
+            "no {wire} capture"
+        );
+    }
+}
+
+#[test]
+fn every_capture_decodes_to_its_answer_whole() {
+    for capture in captures() {
+        let outcome = capture.decode(vec![Bytes::from(capture.body.clone())]);
+        capture.check("whole", &outcome);
+    }
+}
+
+#[test]
+fn every_capture_decodes_the_same_split_in_two_anywhere() {
+    for capture in captures() {
+        for at in split_points(&capture) {
+            let outcome = capture.decode(split_at(&capture.body, at));
+            capture.check(&format!("split at byte {at}"), &outcome);
+        }
+    }
+}
+
+#[test]
+fn every_capture_decodes_the_same_in_small_random_pieces() {
+    for capture in captures() {
+        for seed in 0..CHUNKINGS {
+            let mut random = Xorshift::new(&capture.id, seed + 100);
+            let outcome = capture.decode(random_pieces(&capture.body, &mut random));
+            capture.check(&format!("random pieces, seed {seed}"), &outcome);
+        }
+    }
+}
+
+/// ik_llama.cpp, llama.cpp before 2024-09, TGI before 2024-07, mistral.rs before
+/// 2025-03 and llama-box end the body right after the finish reason.
+#[test]
+fn every_capture_decodes_the_same_without_its_terminal_event() {
+    let mut checked = 0;
+    for capture in captures() {
+        let Some(body) = capture.without_terminal_event() else {
+            continue;
+        };
+        checked += 1;
+        let cut = Capture { body, ..capture };
+        cut.check(
+            "without the terminal event",
+            &cut.decode(vec![Bytes::from(cut.body.clone())]),
+        );
+        let mut random = Xorshift::new(&cut.id, 7);
+        let pieces = random_pieces(&cut.body, &mut random);
+        cut.check("without the terminal event, in pieces", &cut.decode(pieces));
+    }
+    assert!(
+        checked >= 24,
+        "only {checked} captures without a terminal event"
+    );
+}
+
+/// `data: [DONE]` as the very last line, with no blank line after it.
+#[test]
+fn every_capture_decodes_the_same_with_its_last_event_unterminated() {
+    for capture in captures() {
+        let body = capture.unterminated();
+        let cut = Capture { body, ..capture };
+        cut.check(
+            "last event unterminated",
+            &cut.decode(vec![Bytes::from(cut.body.clone())]),
+        );
+    }
+}
+
+/// A capture changed only as a report of another server describes (`QUIRKS.md`),
+/// which must still decode to the capture's own answer, whole and in pieces.
+fn check_quirk(id: &str, quirk: &str, change: impl Fn(&str) -> String) {
+    let capture = captures()
+        .into_iter()
+        .find(|capture| capture.id == id)
+        .unwrap_or_else(|| panic!("no capture {id}"));
+    let text = std::str::from_utf8(&capture.body).expect("a capture is UTF-8");
+    let changed = change(text);
+    assert_ne!(changed, text, "{id}: {quirk} changed nothing");
+    let capture = Capture {
+        body: changed.into_bytes(),
+        ..capture
+    };
+    let whole = capture.decode(vec![Bytes::from(capture.body.clone())]);
+    capture.check(quirk, &whole);
+    for seed in 0..CHUNKINGS {
+        let mut random = Xorshift::new(quirk, seed);
+        let pieces = random_pieces(&capture.body, &mut random);
+        capture.check(
+            &format!("{quirk}, in pieces (seed {seed})"),
+            &capture.decode(pieces),
+        );
+    }
+}
+
+/// `text` with the first `from` replaced by `to`, the rest kept.
+fn replace_first(text: &str, from: &str, to: &str) -> String {
+    text.replacen(from, to, 1)
+}
+
+const VLLM: &str = "vllm-qwen-run_command";
+const VLLM_NAMED: &str = r#""function":{"name":"run_command"}"#;
+const VLLM_CONTINUED: &str = r#""function":{"arguments":"#;
+
+/// vMLX (jjang-ai/vmlx#244, aaif-goose/goose#11686): the opening fragment carries the
+/// id and `"name": ""`, the name comes in the next fragment.
+#[test]
+fn a_name_that_comes_after_the_id() {
+    check_quirk(VLLM, "the name after the id", |text| {
+        let text = replace_first(text, VLLM_NAMED, r#""function":{"name":"","arguments":""}"#);
+        replace_first(
+            &text,
+            VLLM_CONTINUED,
+            r#""function":{"name":"run_command","arguments":"#,
+        )
+    });
+}
+
+/// LM Studio 0.3.16 (lmstudio-bug-tracker#649) and others: `"name": ""` on every
+/// continuation, which must not overwrite the name.
+#[test]
+fn empty_names_on_continuations() {
+    check_quirk(VLLM, "empty names on continuations", |text| {
+        text.replace(VLLM_CONTINUED, r#""function":{"name":"","arguments":"#)
+    });
+}
+
+/// vLLM's tool parsers (vllm-ascend#8178): the name repeated on every fragment, which
+/// must not start another call.
+#[test]
+fn the_name_repeated_on_every_fragment() {
+    check_quirk(VLLM, "the name on every fragment", |text| {
+        text.replace(
+            VLLM_CONTINUED,
+            r#""function":{"name":"run_command","arguments":"#,
+        )
+    });
+}
+
+/// Ollama and LiteLLM (ollama#7963, litellm#35663): `finish_reason: "stop"` although
+/// the turn made calls; the calls still come out.
+#[test]
+fn finish_reason_stop_after_tool_calls() {
+    check_quirk(
+        "ollama-qwen25coder-parallel",
+        "stop instead of tool_calls",
+        |text| {
+            text.replace(
+                r#""finish_reason":"tool_calls""#,
+                r#""finish_reason":"stop""#,
+            )
+        },
+    );
+}
+
+/// ChatMock (RayBytes/ChatMock#114): a finish chunk `tool_calls`, then a trailing one
+/// with `stop`.
+#[test]
+fn two_finish_chunks() {
+    check_quirk(VLLM, "a second finish chunk", |text| {
+        let trailing = "data: {\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"choices\":\
+            [{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n";
+        replace_first(text, "data: [DONE]", &format!("{trailing}data: [DONE]"))
+    });
+}
+
+/// Azure (AzureOpsCrew's recording): extra blank lines between events.
+#[test]
+fn extra_blank_lines_between_events() {
+    check_quirk("azure-gpt52chat-getMyIp", "extra blank lines", |text| {
+        text.replace("\n\ndata: ", "\n\n\n\ndata: ")
+    });
+}
+
+/// OpenRouter: `: OPENROUTER PROCESSING` comment lines before and between events.
+#[test]
+fn keep_alive_comments_between_events() {
+    check_quirk(
+        "openrouter-gptoss120b-text",
+        "keep-alive comments",
+        |text| {
+            let text = text.replace("\n\ndata: ", "\n\n: OPENROUTER PROCESSING\n\ndata: ");
+            format!(": OPENROUTER PROCESSING\n\n{text}")
+        },
+    );
+}
+
+/// Allowed by the SSE specification: `data:` with no space after the colon.
+#[test]
+fn data_fields_without_a_space() {
+    check_quirk("groq-llama33-weather", "data: without a space", |text| {
+        text.replace("data: ", "data:")
+    });
+}
+
+/// vercel/ai#20203: `"tool_calls": []` on every text delta.
+#[test]
+fn empty_tool_call_lists_on_text_deltas() {
+    check_quirk("azure-gpt52chat-text", "empty tool call lists", |text| {
+        text.replace(
+            r#""delta":{"content":"#,
+            r#""delta":{"tool_calls":[],"content":"#,
+        )
+    });
+}
+
+/// Together AI: `"tool_calls": null` in deltas and `finish_reason: "eos"`.
+#[test]
+fn null_tool_calls_and_eos() {
+    check_quirk("azure-gpt52chat-text", "null tool calls and eos", |text| {
+        text.replace(
+            r#""delta":{"content":"#,
+            r#""delta":{"tool_calls":null,"content":"#,
+        )
+        .replace(r#""finish_reason":"stop""#, r#""finish_reason":"eos""#)
+    });
+}
