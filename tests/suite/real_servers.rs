@@ -1,0 +1,340 @@
+//! `duet exec` against servers that answer with real servers' recorded bodies
+//! (`tests/fixtures/provider-captures/`, byte for byte): every text answer as sent,
+//! without its terminal event and with its last event unterminated; every tool call
+//! answered and paired by its captured id in the next request; and the request rules a
+//! server was reported to enforce (Mistral's 422 for `stream_options`).
+//!
+//! The decoders' own replay of every capture, chunked every way, is in
+//! `src/provider/captures.rs`; this proves the whole path, HTTP and agent included.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{Response, StatusCode};
+use axum::routing::post;
+use serde_json::Value;
+
+use crate::common::harness::{TestRepo, run_duet};
+
+fn captures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/provider-captures")
+}
+
+/// A capture's sidecar and body (with its `replay_append`).
+struct Capture {
+    meta: Value,
+    body: Vec<u8>,
+}
+
+impl Capture {
+    fn load(id: &str) -> Self {
+        let dir = captures_dir();
+        let meta: Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join(format!("{id}.json"))).expect("sidecar"),
+        )
+        .expect("sidecar JSON");
+        let mut body = std::fs::read(dir.join(format!("{id}.sse"))).expect("body");
+        if let Some(append) = meta["replay_append"].as_str() {
+            body.extend_from_slice(append.as_bytes());
+        }
+        Self { meta, body }
+    }
+
+    fn all() -> Vec<String> {
+        let mut ids: Vec<String> = std::fs::read_dir(captures_dir())
+            .expect("captures")
+            .filter_map(|entry| {
+                let name = entry.expect("entry").file_name();
+                name.to_str()?.strip_suffix(".json").map(str::to_owned)
+            })
+            .collect();
+        ids.sort();
+        ids
+    }
+
+    fn wire(&self) -> &str {
+        self.meta["wire"].as_str().expect("wire")
+    }
+
+    fn text(&self) -> Option<&str> {
+        self.meta["expect"]["text"].as_str()
+    }
+
+    /// The body without the wire's terminal event, as servers that never send it end.
+    fn without_terminal_event(&self) -> Vec<u8> {
+        let text = std::str::from_utf8(&self.body).expect("UTF-8");
+        let cut = match self.wire() {
+            "openai-chat" => text.rfind("data: [DONE]"),
+            _ => text
+                .rfind("event: message_stop")
+                .or_else(|| text.rfind("data: {\"type\":\"message_stop\"")),
+        };
+        self.body[..cut.expect("a terminal event")].to_vec()
+    }
+
+    fn unterminated(&self) -> Vec<u8> {
+        let end = self
+            .body
+            .iter()
+            .rposition(|byte| !matches!(byte, b'\n' | b'\r'))
+            .map_or(0, |last| last + 1);
+        self.body[..end].to_vec()
+    }
+}
+
+/// A refusal a server was reported to answer when a request has `key`.
+#[derive(Clone)]
+struct Rule {
+    key: String,
+    status: u16,
+    body: String,
+}
+
+/// Answers each request with the next body (the last one again once they run out),
+/// unless a rule refuses it; keeps every request.
+struct Replayer {
+    bodies: Vec<Vec<u8>>,
+    rules: Vec<Rule>,
+    requests: Mutex<Vec<Value>>,
+}
+
+async fn answer(State(replayer): State<Arc<Replayer>>, body: String) -> Response<Body> {
+    let request: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+    let answered = {
+        let mut requests = replayer.requests.lock().expect("requests");
+        requests.push(request.clone());
+        requests
+            .iter()
+            .filter(|seen| !refused(&replayer, seen))
+            .count()
+    };
+    if let Some(rule) = replayer
+        .rules
+        .iter()
+        .find(|rule| request.get(&rule.key).is_some())
+    {
+        return Response::builder()
+            .status(StatusCode::from_u16(rule.status).expect("status"))
+            .header("content-type", "application/json")
+            .body(Body::from(rule.body.clone()))
+            .expect("response");
+    }
+    let index = answered.saturating_sub(1).min(replayer.bodies.len() - 1);
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .body(Body::from(replayer.bodies[index].clone()))
+        .expect("response")
+}
+
+fn refused(replayer: &Replayer, request: &Value) -> bool {
+    replayer
+        .rules
+        .iter()
+        .any(|rule| request.get(&rule.key).is_some())
+}
+
+async fn serve(replayer: Arc<Replayer>) -> SocketAddr {
+    let router = Router::new()
+        .route("/v1/chat/completions", post(answer))
+        .route("/v1/messages", post(answer))
+        .route("/v1/responses", post(answer))
+        .with_state(replayer);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("address");
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    addr
+}
+
+/// What one `duet exec` run against `bodies` left.
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    requests: Vec<Value>,
+}
+
+async fn exec(wire: &str, bodies: Vec<Vec<u8>>, rules: Vec<Rule>) -> Run {
+    let replayer = Arc::new(Replayer {
+        bodies,
+        rules,
+        requests: Mutex::new(Vec::new()),
+    });
+    let addr = serve(Arc::clone(&replayer)).await;
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let home = tempfile::tempdir().expect("home");
+    let env: Vec<(&str, String)> = match wire {
+        "anthropic" => vec![
+            ("ANTHROPIC_BASE_URL", format!("http://{addr}")),
+            ("ANTHROPIC_API_KEY", "test-key".into()),
+        ],
+        "openai-chat" => vec![
+            ("OPENAI_BASE_URL", format!("http://{addr}/v1")),
+            ("OPENAI_API_KEY", "test-key".into()),
+            ("DUET_MODEL", "captured-model".into()),
+        ],
+        other => panic!("no replay of the {other} wire here"),
+    };
+    let output = run_duet(
+        repo.path(),
+        home.path(),
+        &env,
+        &["exec", "--approval", "auto", "--max-steps", "4", "answer"],
+    )
+    .await;
+    let requests = replayer.requests.lock().expect("requests").clone();
+    Run {
+        code: output.status.code(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned()
+            + &String::from_utf8_lossy(&output.stderr),
+        requests,
+    }
+}
+
+/// Each text capture of the chat and Anthropic wires, as sent and as servers that bend
+/// the framing send it: the answer is printed once, from one request.
+#[tokio::test]
+async fn every_text_answer_is_taken_once_however_its_body_ends() {
+    let mut checked = 0;
+    for id in Capture::all() {
+        let capture = Capture::load(&id);
+        let Some(text) = capture.text() else { continue };
+        if capture.wire() == "openai-responses" || capture.meta.get("request_rules").is_some() {
+            continue;
+        }
+        for (variant, body) in [
+            ("as sent", capture.body.clone()),
+            (
+                "without its terminal event",
+                capture.without_terminal_event(),
+            ),
+            ("unterminated", capture.unterminated()),
+        ] {
+            let run = exec(capture.wire(), vec![body], Vec::new()).await;
+            assert_eq!(run.code, Some(0), "{id} {variant}:\n{}", run.stdout);
+            assert_eq!(run.requests.len(), 1, "{id} {variant}:\n{}", run.stdout);
+            let first_words: String = text.chars().take(20).collect();
+            assert_eq!(
+                run.stdout.matches(&first_words).count(),
+                1,
+                "{id} {variant}: the answer once:\n{}",
+                run.stdout
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked >= 4, "only {checked} text captures");
+}
+
+/// The ids of the tool calls and results in a chat or Anthropic request.
+fn call_and_result_ids(request: &Value) -> (Vec<String>, Vec<String>) {
+    let mut calls = Vec::new();
+    let mut results = Vec::new();
+    for message in request["messages"].as_array().into_iter().flatten() {
+        for call in message["tool_calls"].as_array().into_iter().flatten() {
+            calls.extend(call["id"].as_str().map(str::to_owned));
+        }
+        results.extend(message["tool_call_id"].as_str().map(str::to_owned));
+        for block in message["content"].as_array().into_iter().flatten() {
+            match block["type"].as_str() {
+                Some("tool_use") => calls.extend(block["id"].as_str().map(str::to_owned)),
+                Some("tool_result") => {
+                    results.extend(block["tool_use_id"].as_str().map(str::to_owned));
+                }
+                _ => {}
+            }
+        }
+    }
+    (calls, results)
+}
+
+/// Each tool-call capture of the chat and Anthropic wires: its calls (tools duet does
+/// not have, so each is answered as unknown) go back in the next request with their
+/// captured ids, each with its result, and the run ends on the text that follows.
+#[tokio::test]
+async fn every_captured_call_is_answered_under_its_own_id() {
+    let mut checked = 0;
+    for id in Capture::all() {
+        let capture = Capture::load(&id);
+        let Some(expected) = capture.meta["expect"]["tool_calls"].as_array() else {
+            continue;
+        };
+        let follow_up = match capture.wire() {
+            "openai-chat" => Capture::load("azure-gpt52chat-text"),
+            "anthropic" => Capture::load("anthropic-sonnet45-text"),
+            _ => continue,
+        };
+        let rules = rules(&capture);
+        let run = exec(
+            capture.wire(),
+            vec![capture.body.clone(), follow_up.body.clone()],
+            rules,
+        )
+        .await;
+        assert_eq!(run.code, Some(0), "{id}:\n{}", run.stdout);
+        let answered: Vec<&Value> = run
+            .requests
+            .iter()
+            .filter(|request| call_and_result_ids(request).0.len() == expected.len())
+            .collect();
+        let last = answered
+            .last()
+            .unwrap_or_else(|| panic!("{id}: no request carried the calls back:\n{}", run.stdout));
+        let (calls, results) = call_and_result_ids(last);
+        let ids: Vec<String> = expected
+            .iter()
+            .map(|call| call["id"].as_str().expect("id").to_owned())
+            .collect();
+        // Mistral's own ids are valid for it and kept; others are kept everywhere.
+        assert_eq!(calls, ids, "{id}: the calls' ids");
+        assert_eq!(results, ids, "{id}: each call has its result");
+        checked += 1;
+    }
+    assert!(checked >= 18, "only {checked} tool-call captures");
+}
+
+fn rules(capture: &Capture) -> Vec<Rule> {
+    capture.meta["request_rules"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|rule| Rule {
+            key: rule["reject_if_present"]
+                .as_str()
+                .expect("reject_if_present")
+                .to_owned(),
+            status: u16::try_from(rule["status"].as_u64().expect("status")).expect("status"),
+            body: rule["body"].as_str().expect("body").to_owned(),
+        })
+        .collect()
+}
+
+/// Mistral answers 422 to `stream_options`: duet asks again without it, says so once,
+/// and never sends it again.
+#[tokio::test]
+async fn a_server_that_refuses_stream_options_is_asked_without_them() {
+    let capture = Capture::load("mistral-small-text");
+    let rules = rules(&capture);
+    assert_eq!(rules.len(), 1, "the capture's request rule");
+    let run = exec("openai-chat", vec![capture.body.clone()], rules).await;
+    assert_eq!(run.code, Some(0), "{}", run.stdout);
+    let asked: Vec<bool> = run
+        .requests
+        .iter()
+        .map(|request| request.get("stream_options").is_some())
+        .collect();
+    assert_eq!(asked, [true, false], "{}", run.stdout);
+    assert_eq!(
+        run.stdout.matches("refused `stream_options`").count(),
+        1,
+        "{}",
+        run.stdout
+    );
+    let text = capture.text().expect("text");
+    let first_words: String = text.chars().take(20).collect();
+    assert!(run.stdout.contains(&first_words), "{}", run.stdout);
+}
