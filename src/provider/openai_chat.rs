@@ -1338,23 +1338,19 @@ mod tests {
         assert_eq!(decode(FIXTURE.trim_end()), Outcome::ok(fixture_events()));
     }
 
+    /// The error of a body that ended without `[DONE]` before the answer was whole.
+    fn assert_cut_off(outcome: &Outcome) {
+        let cut_off =
+            ProviderError::Truncated("the body ended without the `data: [DONE]` line".into());
+        assert_eq!(outcome.error, Some(format!("{cut_off:?}")), "{outcome:?}");
+    }
+
     #[test]
     fn a_body_cut_before_its_finish_reason_is_truncated() {
         let (cut, _) = FIXTURE.split_at(FIXTURE.find("\"finish_reason\":\"tool_calls\"").unwrap());
         let cut = &cut[..cut.rfind("\n\n").unwrap() + 2];
         let outcome = decode(cut);
-        assert_eq!(
-            outcome.error.as_deref(),
-            Some(
-                format!(
-                    "{:?}",
-                    ProviderError::Truncated(
-                        "the body ended without the `data: [DONE]` line".into()
-                    )
-                )
-                .as_str()
-            )
-        );
+        assert_cut_off(&outcome);
         assert!(
             !outcome
                 .events
@@ -1372,18 +1368,7 @@ mod tests {
         ]
         .concat();
         let outcome = decode(&stream);
-        assert_eq!(
-            outcome.error.as_deref(),
-            Some(
-                format!(
-                    "{:?}",
-                    ProviderError::Truncated(
-                        "the body ended without the `data: [DONE]` line".into()
-                    )
-                )
-                .as_str()
-            )
-        );
+        assert_cut_off(&outcome);
     }
 
     #[test]
