@@ -310,9 +310,7 @@ async fn no_connection_reaches_the_host() {
     let Some((repo, decoys)) = contained(&[("a.txt", "a\n")]).await else {
         return;
     };
-    let tcp = TcpListener::bind("127.0.0.1:0").unwrap();
-    tcp.set_nonblocking(true).unwrap();
-    let port = tcp.local_addr().unwrap().port();
+    let (tcp, port) = host_listener();
     let socket_dir = tempfile::tempdir().unwrap();
     let socket = socket_dir.path().join("agent.sock");
     let unix = UnixListener::bind(&socket).unwrap();
@@ -473,9 +471,7 @@ async fn the_done_command_runs_in_the_sandbox() {
         return;
     };
     let hooks = hook_names(&repo);
-    let tcp = TcpListener::bind("127.0.0.1:0").unwrap();
-    tcp.set_nonblocking(true).unwrap();
-    let port = tcp.local_addr().unwrap().port();
+    let (tcp, port) = host_listener();
     let script = hostile_script(&decoys, port, "done");
     let run = attack_with(
         &repo,
@@ -500,9 +496,7 @@ async fn linters_and_turn_checks_run_in_the_sandbox() {
         return;
     };
     let hooks = hook_names(&repo);
-    let tcp = TcpListener::bind("127.0.0.1:0").unwrap();
-    tcp.set_nonblocking(true).unwrap();
-    let port = tcp.local_addr().unwrap().port();
+    let (tcp, port) = host_listener();
     std::fs::write(
         repo.path().join("lint.sh"),
         hostile_script(&decoys, port, "lint"),
@@ -564,6 +558,15 @@ fn hostile_script(decoys: &Decoys, port: u16, name: &str) -> String {
         home = decoys.home().display(),
         marker = decoys.marker(&format!("pwn-{name}")).display(),
     )
+}
+
+/// A listener on the host's loopback that a contained program must never reach, and
+/// its port; it never blocks, so "nothing came" is checked at once.
+fn host_listener() -> (TcpListener, u16) {
+    let tcp = TcpListener::bind("127.0.0.1:0").unwrap();
+    tcp.set_nonblocking(true).unwrap();
+    let port = tcp.local_addr().unwrap().port();
+    (tcp, port)
 }
 
 fn assert_hostile_script_contained(decoys: &Decoys, tcp: &TcpListener, name: &str) {
@@ -754,9 +757,7 @@ async fn a_projects_mcp_server_runs_in_the_sandbox() {
         return;
     };
     let hooks = hook_names(&repo);
-    let tcp = TcpListener::bind("127.0.0.1:0").unwrap();
-    tcp.set_nonblocking(true).unwrap();
-    let port = tcp.local_addr().unwrap().port();
+    let (tcp, port) = host_listener();
     std::fs::write(
         repo.path().join("mcp.sh"),
         hostile_script(&decoys, port, "mcp"),
