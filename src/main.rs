@@ -506,6 +506,7 @@ fn model_client(cli: &Cli, settings: &Settings) -> anyhow::Result<Arc<dyn ModelC
         return Ok(provider::connect(
             settings.endpoint.clone(),
             settings.idle_timeout,
+            settings.request_features,
         ));
     };
     let script = Script::from_file(file)?;

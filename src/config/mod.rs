@@ -29,7 +29,7 @@ pub use models::{ModelEntry, ModelInfo, ModelTable, Prices};
 use crate::lint::LintConfig;
 use crate::mcp::{McpConfig, McpConfigError, McpSection};
 use crate::policy::{ApprovalMode, PolicyConfig};
-use crate::provider::{DEFAULT_IDLE_TIMEOUT, Endpoint, RetryPolicy, Wire};
+use crate::provider::{DEFAULT_IDLE_TIMEOUT, Endpoint, RequestFeatures, RetryPolicy, Wire};
 use crate::shell::ShellConfig;
 use crate::shell::sandbox::{CREDENTIAL_PATHS, LayerName, SandboxConfig};
 
@@ -91,6 +91,9 @@ pub struct NetworkSection {
     /// Seconds without a byte from the provider before the call is abandoned (and
     /// retried).
     pub idle_timeout_secs: Option<NonZeroU64>,
+    /// Chat completions: ask for the final usage chunk with `stream_options`; `false`
+    /// for a server that refuses the field.
+    pub stream_options: Option<bool>,
 }
 
 impl NetworkSection {
@@ -99,6 +102,14 @@ impl NetworkSection {
         RetryPolicy {
             max_retries: self.max_retries.unwrap_or(default.max_retries),
             ..default
+        }
+    }
+
+    fn request_features(&self) -> RequestFeatures {
+        RequestFeatures {
+            stream_options: self
+                .stream_options
+                .unwrap_or(RequestFeatures::default().stream_options),
         }
     }
 
@@ -254,6 +265,8 @@ pub struct Settings {
     pub retry: RetryPolicy,
     /// No byte from the provider for this long abandons a model call.
     pub idle_timeout: Duration,
+    /// Optional request fields the server is asked with.
+    pub request_features: RequestFeatures,
     pub shell: ShellConfig,
     pub lint: LintConfig,
     pub policy: PolicyConfig,
@@ -462,6 +475,7 @@ pub fn resolve(
         max_tokens: file.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
         retry: file.network.retry_policy(),
         idle_timeout: file.network.idle_timeout(),
+        request_features: file.network.request_features(),
         shell,
         lint: file.lint.clone(),
         policy: file.policy.clone(),
@@ -858,8 +872,9 @@ output = 0.2
         assert_eq!(defaults.retry, RetryPolicy::default());
         assert_eq!(defaults.idle_timeout, DEFAULT_IDLE_TIMEOUT);
         assert_eq!(defaults.api_key_env, "ANTHROPIC_API_KEY");
+        assert!(defaults.request_features.stream_options);
 
-        let text = "[network]\nmax_retries = 0\nidle_timeout_secs = 20\n";
+        let text = "[network]\nmax_retries = 0\nidle_timeout_secs = 20\nstream_options = false\n";
         let file = parse_file(Path::new("c.toml"), text).unwrap();
         let settings = resolve(&file, &with_key, &Flags::default(), &paths()).unwrap();
         assert_eq!(settings.retry.max_retries, 0);
@@ -868,6 +883,7 @@ output = 0.2
             RetryPolicy::default().initial_delay
         );
         assert_eq!(settings.idle_timeout, Duration::from_secs(20));
+        assert!(!settings.request_features.stream_options);
 
         let error = parse_file(Path::new("/c.toml"), "[network]\nidle_timeout_secs = 0\n")
             .err()

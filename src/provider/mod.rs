@@ -123,14 +123,37 @@ pub trait ModelClient: Send + Sync {
     async fn stream(&self, request: &ModelRequest) -> Result<EventStream, ProviderError>;
 }
 
+/// Optional request fields the user's config can leave out for a server that refuses
+/// them (a refusal also drops them by itself, for the rest of the session).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RequestFeatures {
+    /// Chat completions: `stream_options.include_usage`, for the final usage chunk.
+    pub stream_options: bool,
+}
+
+impl Default for RequestFeatures {
+    fn default() -> Self {
+        Self {
+            stream_options: true,
+        }
+    }
+}
+
 /// Builds the client for `endpoint`. A response silent for `idle_timeout` (no byte of
 /// headers or body) fails with [`ProviderError::Idle`]; a transport that could not be
 /// set up fails the first request with [`ProviderError::Setup`].
-pub fn connect(endpoint: Endpoint, idle_timeout: Duration) -> Arc<dyn ModelClient> {
+pub fn connect(
+    endpoint: Endpoint,
+    idle_timeout: Duration,
+    features: RequestFeatures,
+) -> Arc<dyn ModelClient> {
     let transport = http::Transport::new(idle_timeout);
     match endpoint.wire {
         Wire::Anthropic => Arc::new(anthropic::AnthropicClient::new(transport, endpoint)),
-        Wire::OpenAiChat => Arc::new(openai_chat::OpenAiChatClient::new(transport, endpoint)),
+        Wire::OpenAiChat => Arc::new(
+            openai_chat::OpenAiChatClient::new(transport, endpoint)
+                .asking_for_usage(features.stream_options),
+        ),
         Wire::OpenAiResponses => Arc::new(openai_responses::OpenAiResponsesClient::new(
             transport, endpoint,
         )),

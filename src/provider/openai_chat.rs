@@ -54,6 +54,13 @@ impl OpenAiChatClient {
         }
     }
 
+    /// With `ask` false, `stream_options` is never sent (the user's config says the
+    /// server refuses it).
+    pub fn asking_for_usage(self, ask: bool) -> Self {
+        self.ask_for_usage.store(ask, Ordering::Relaxed);
+        self
+    }
+
     async fn send(
         &self,
         request: &ModelRequest,
@@ -1551,6 +1558,19 @@ mod tests {
             .unwrap();
         assert_eq!(collect(second).await, Outcome::ok(fixture_events()));
         assert_eq!(*seen.lock().unwrap(), [true, false, false]);
+
+        // Configured off (`[network] stream_options = false`): never sent, nothing said.
+        let configured = OpenAiChatClient::new(
+            http::Transport::new(http::DEFAULT_IDLE_TIMEOUT),
+            endpoint(format!("http://{addr}/v1"), None),
+        )
+        .asking_for_usage(false);
+        let stream = configured
+            .stream(&request(vec![Message::user_text("hi")]))
+            .await
+            .unwrap();
+        assert_eq!(collect(stream).await, Outcome::ok(fixture_events()));
+        assert_eq!(*seen.lock().unwrap(), [true, false, false, false]);
     }
 
     #[test]

@@ -44,6 +44,7 @@ pub fn scripted_client(
             model: "scripted-model".into(),
         },
         idle_timeout,
+        provider::RequestFeatures::default(),
     )
 }
 
