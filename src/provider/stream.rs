@@ -127,18 +127,13 @@ where
     fn end_of_body(&mut self) {
         match self.sse.finish() {
             Ok(Some(event)) => {
-                let mut out = Vec::new();
-                let flow = self.wire.decode(&event, &mut out);
-                self.ready.extend(out.into_iter().map(Ok));
-                match flow {
-                    Ok(Flow::Continue) => {}
-                    Ok(Flow::Finished) => {
-                        self.done = true;
-                        return;
-                    }
-                    // An event without its blank line may have been cut anywhere:
-                    // that it does not decode says the body was cut, not malformed.
-                    Err(_) => return self.fail(missing_terminal_event::<D>()),
+                // An event without its blank line may have been cut anywhere: that it
+                // does not decode says the body was cut, not malformed.
+                if self.decode_event(&event, &mut Vec::new()).is_err() {
+                    return self.fail(missing_terminal_event::<D>());
+                }
+                if self.done {
+                    return;
                 }
             }
             Ok(None) => {}
@@ -158,24 +153,30 @@ where
             Ok(events) => events,
             Err(err) => return self.fail(ProviderError::Malformed(err.to_string())),
         };
-        self.decode_events(&events);
-    }
-
-    /// Decodes `events` in order, up to the terminal one or the first error.
-    fn decode_events(&mut self, events: &[SseEvent]) {
         let mut out = Vec::new();
-        for event in events {
-            let flow = self.wire.decode(event, &mut out);
-            self.ready.extend(out.drain(..).map(Ok));
-            match flow {
-                Ok(Flow::Continue) => {}
-                Ok(Flow::Finished) => {
-                    self.done = true;
-                    return;
-                }
-                Err(err) => return self.fail(err),
+        for event in &events {
+            if let Err(err) = self.decode_event(event, &mut out) {
+                return self.fail(err);
+            }
+            if self.done {
+                return;
             }
         }
+    }
+
+    /// Decodes one event, queueing what it yields (`out` is scratch space), and is
+    /// done when it was the terminal one.
+    fn decode_event(
+        &mut self,
+        event: &SseEvent,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        let flow = self.wire.decode(event, out);
+        self.ready.extend(out.drain(..).map(Ok));
+        if flow? == Flow::Finished {
+            self.done = true;
+        }
+        Ok(())
     }
 
     fn fail(&mut self, err: ProviderError) {
