@@ -497,16 +497,8 @@ async fn linters_and_turn_checks_run_in_the_sandbox() {
     };
     let hooks = hook_names(&repo);
     let (tcp, port) = host_listener();
-    std::fs::write(
-        repo.path().join("lint.sh"),
-        hostile_script(&decoys, port, "lint"),
-    )
-    .unwrap();
-    std::fs::write(
-        repo.path().join("check.sh"),
-        hostile_script(&decoys, port, "check"),
-    )
-    .unwrap();
+    plant_hostile_script(&repo, &decoys, port, "lint");
+    plant_hostile_script(&repo, &decoys, port, "check");
     decoys.write_config(
         "[lint]\nlinters = { \"*.txt\" = \"sh lint.sh {path}\" }\nturn_checks = [\"sh check.sh\"]\n",
     );
@@ -567,6 +559,15 @@ fn host_listener() -> (TcpListener, u16) {
     tcp.set_nonblocking(true).unwrap();
     let port = tcp.local_addr().unwrap().port();
     (tcp, port)
+}
+
+/// The repository's own `{name}.sh`: [`hostile_script`], for duet to run as project code.
+fn plant_hostile_script(repo: &TestRepo, decoys: &Decoys, port: u16, name: &str) {
+    std::fs::write(
+        repo.path().join(format!("{name}.sh")),
+        hostile_script(decoys, port, name),
+    )
+    .unwrap();
 }
 
 fn assert_hostile_script_contained(decoys: &Decoys, tcp: &TcpListener, name: &str) {
@@ -758,11 +759,7 @@ async fn a_projects_mcp_server_runs_in_the_sandbox() {
     };
     let hooks = hook_names(&repo);
     let (tcp, port) = host_listener();
-    std::fs::write(
-        repo.path().join("mcp.sh"),
-        hostile_script(&decoys, port, "mcp"),
-    )
-    .unwrap();
+    plant_hostile_script(&repo, &decoys, port, "mcp");
     // Before serving, the server tries everything, keeps what it could read of duet's
     // environment and the user's credentials, and says it is done.
     let start = format!(
