@@ -563,6 +563,29 @@ impl Root {
         }
     }
 
+    /// Moves the entry at `from` (a file, a directory with what is in it, or a link
+    /// itself) to `to`, creating the missing directories above `to`, never through a
+    /// link, and never replacing anything already at `to`.
+    pub fn move_entry(&self, from: &Path, to: &Path) -> Result<(), Error> {
+        let from = checked(from, AllowRoot::No)?;
+        let to = checked(to, AllowRoot::No)?;
+        let (from_parent, from_name) = split(&from).ok_or_else(|| not_beneath(&from))?;
+        let (to_parent, to_name) = split(&to).ok_or_else(|| not_beneath(&to))?;
+        let source = self.dir(from_parent, &from)?;
+        let target = self.create_dir_all(to_parent)?;
+        rustix::fs::renameat_with(
+            &source,
+            from_name,
+            &target,
+            to_name,
+            rustix::fs::RenameFlags::NOREPLACE,
+        )
+        .map_err(|error| match error {
+            Errno::NOENT => Error::NotFound { path: from.clone() },
+            other => Error::io(&from, other),
+        })
+    }
+
     /// Makes a new, empty directory with a random name starting with `prefix` directly
     /// in the root, removed with what is left in it when dropped.
     pub fn staging_dir(&self, prefix: &str) -> Result<Staging<'_>, Error> {

@@ -349,6 +349,52 @@ fn remove_takes_away_links_never_their_targets() {
 }
 
 #[test]
+fn moves_take_entries_and_links_themselves_and_never_replace_or_leave() {
+    with_each_resolver(|fixture, root| {
+        let ws = fixture.ws();
+        symlink(fixture.outside(), ws.join("home")).unwrap();
+        let before = fixture.outside_tree();
+        // A directory with what is in it, to a place whose parents are made.
+        root.move_entry(Path::new("a"), Path::new("kept/1/a"))
+            .unwrap();
+        assert_eq!(
+            fs::read_to_string(ws.join("kept/1/a/f.txt")).unwrap(),
+            "inside\n"
+        );
+        assert!(!ws.join("a").exists());
+        // A link moves as a link; where it leads is not touched.
+        root.move_entry(Path::new("home"), Path::new("kept/1/home"))
+            .unwrap();
+        assert!(
+            fs::symlink_metadata(ws.join("kept/1/home"))
+                .unwrap()
+                .is_symlink()
+        );
+        // Nothing already there is replaced.
+        fs::write(ws.join("x"), "x").unwrap();
+        fs::write(ws.join("y"), "y").unwrap();
+        assert!(root.move_entry(Path::new("x"), Path::new("y")).is_err());
+        assert_eq!(fs::read_to_string(ws.join("y")).unwrap(), "y");
+        // Neither end goes through a link.
+        symlink(fixture.outside(), ws.join("out")).unwrap();
+        assert!(matches!(
+            root.move_entry(Path::new("x"), Path::new("out/x")),
+            Err(Error::Link { .. })
+        ));
+        assert!(matches!(
+            root.move_entry(Path::new("out/decoy"), Path::new("decoy")),
+            Err(Error::Link { .. })
+        ));
+        assert!(
+            root.move_entry(Path::new("none"), Path::new("z"))
+                .unwrap_err()
+                .is_not_found()
+        );
+        assert_eq!(fixture.outside_tree(), before);
+    });
+}
+
+#[test]
 fn pipes_are_refused_without_blocking() {
     with_each_resolver(|fixture, root| {
         let status = std::process::Command::new("mkfifo")

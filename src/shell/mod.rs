@@ -37,7 +37,7 @@ use tokio_util::sync::CancellationToken;
 use crate::policy::ProtectedPaths;
 use environment::EnvironmentPolicy;
 use framing::Flavor;
-use sandbox::{Protections, Sandbox, SandboxConfig};
+use sandbox::{Blocked, Protections, Sandbox, SandboxConfig};
 use secrets::SecretFilter;
 use session::{Launch, Session};
 
@@ -106,11 +106,10 @@ pub struct Outcome {
     /// command whose caller went away), so this command ran in a new shell started
     /// in the workspace root: earlier cwd, environment and jobs are gone.
     pub replaced_shell: bool,
-    /// Protected paths that did not exist when the shell started and do now (relative
-    /// to the workspace): the command made them, which the sandbox cannot prevent for
-    /// names that did not exist. They are read-only from the next command on, which
-    /// runs in a new shell.
-    pub protected_created: Vec<PathBuf>,
+    /// Protected names the command (or a job it left running) created, which the
+    /// sandbox cannot refuse for names that did not exist: moved out of the workspace
+    /// into `.duet/blocked/` when it ended. The next command runs in a new shell.
+    pub blocked: Blocked,
 }
 
 /// How a command ended.
@@ -182,6 +181,9 @@ pub struct Shell {
     own_outputs_dir: OnceLock<Option<tempfile::TempDir>>,
     /// Confines every shell, settled by its first probe.
     sandbox: Arc<Sandbox>,
+    /// The protected entries known to exist legitimately: those there when the last
+    /// command ended, and what duet's own tools wrote since. `None` before the first.
+    known_protected: Mutex<Option<Vec<PathBuf>>>,
 }
 
 impl std::fmt::Debug for Shell {
@@ -217,6 +219,7 @@ impl Shell {
             own_outputs_dir: OnceLock::new(),
             sandbox,
             config,
+            known_protected: Mutex::new(None),
         }
     }
 
@@ -269,12 +272,24 @@ impl Shell {
     /// Runs a command in the main shell, starting (or replacing) it as needed.
     pub async fn run(&self, request: Request<'_>) -> Result<Outcome, ShellError> {
         let mut main = self.main.lock().await;
+        // Protected names that appeared since the last command ended and that duet's
+        // own tools did not write: while the shell still runs jobs, they made them.
+        let appeared = self.appeared_protected();
+        let mut blocked = Blocked::default();
+        if !appeared.is_empty() && main.as_ref().is_some_and(Session::runs_jobs) {
+            *main = None;
+            self.set_cwd(&self.root);
+            blocked = self.sandbox.take_back(&appeared);
+        }
         // A shell started under another view of the workspace (the mode turned
         // read-only, or back) is replaced like one that died.
         let view = self.sandbox.view();
-        let replaced_shell = main
-            .as_ref()
-            .is_some_and(|session| session.unusable() || session.view != view);
+        // Protected paths that appeared since the shell started (duet's own approved
+        // write, the user) are read-only only to a shell started after them.
+        let protected_now = self.sandbox.protected_now();
+        let replaced_shell = main.as_ref().is_some_and(|session| {
+            session.unusable() || session.view != view || session.protected != protected_now
+        });
         if replaced_shell {
             *main = None;
             self.set_cwd(&self.root);
@@ -283,13 +298,19 @@ impl Shell {
             Some(session) => session,
             empty => empty.insert(self.start(&self.root).await?),
         };
+        let before = self.sandbox.protected_entries();
         let mut outcome = run_in(session, &self.config, request).await?;
         outcome.replaced_shell = replaced_shell;
-        outcome.protected_created = self.sandbox.newly_protected(&session.protected);
-        if session.unusable() {
+        // When the command created protected names, whatever the shell still runs
+        // could make them again: it ends before they are taken back.
+        let created = self.sandbox.created_since(&before);
+        if session.unusable() || !created.is_empty() {
             *main = None;
             outcome.cwd = self.root.clone();
         }
+        outcome.replaced_shell |= !blocked.is_empty();
+        outcome.blocked = blocked.and(self.sandbox.take_back(&created));
+        self.remember_protected();
         self.set_cwd(&outcome.cwd);
         Ok(outcome)
     }
@@ -302,9 +323,47 @@ impl Shell {
             .filter(|cwd| cwd.is_dir())
             .unwrap_or_else(|| self.root.clone());
         let mut session = self.start(&cwd).await?;
+        let before = self.sandbox.protected_entries();
         let mut outcome = run_in(&mut session, &self.config, request).await?;
-        outcome.protected_created = self.sandbox.newly_protected(&session.protected);
+        let created = self.sandbox.created_since(&before);
+        drop(session);
+        outcome.blocked = self.sandbox.take_back(&created);
+        self.remember_protected();
         Ok(outcome)
+    }
+
+    /// Tells the shell that duet itself (an approved write or edit) just wrote `rel`,
+    /// relative to the workspace: a protected entry that holds it is not taken for
+    /// one a job made.
+    pub fn note_own_write(&self, rel: &Path) {
+        let entries = self.sandbox.protected_entries();
+        let mut known = lock(&self.known_protected);
+        if let Some(known) = known.as_mut() {
+            for entry in entries {
+                if rel.starts_with(&entry) && !known.contains(&entry) {
+                    known.push(entry);
+                }
+            }
+        }
+    }
+
+    /// The protected entries that exist now and were not known when the last command
+    /// ended, nor written by duet since.
+    fn appeared_protected(&self) -> Vec<PathBuf> {
+        let known = lock(&self.known_protected);
+        let Some(known) = known.as_ref() else {
+            return Vec::new();
+        };
+        self.sandbox
+            .protected_entries()
+            .into_iter()
+            .filter(|entry| !known.contains(entry))
+            .collect()
+    }
+
+    /// Records the protected entries that exist as a command ends.
+    fn remember_protected(&self) {
+        *lock(&self.known_protected) = Some(self.sandbox.protected_entries());
     }
 
     /// Starts the configured shell, falling back to bash when `$SHELL` fails.
@@ -403,3 +462,11 @@ fn flavor_of(program: &Path) -> Flavor {
 
 #[cfg(test)]
 mod tests;
+
+/// The value behind `mutex`, also after a panic elsewhere poisoned it (the values
+/// guarded here stay consistent whatever panicked).
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}

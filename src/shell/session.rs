@@ -185,6 +185,9 @@ pub(super) struct Session {
     pub(super) view: u64,
     /// The protected paths read-only in this shell.
     pub(super) protected: Vec<PathBuf>,
+    /// How many processes its sandbox held while it waited at its prompt before any
+    /// command: more later means jobs are running. `None` unconfined or unknown.
+    idle_population: Option<usize>,
     /// A command was typed and its end not seen: its caller went away mid-run.
     busy: bool,
     /// The shell exited or was given up on; it must be replaced.
@@ -286,6 +289,7 @@ impl Session {
             shell_group: None,
             view: launch.view,
             protected: launch.protected.to_vec(),
+            idle_population: None,
             busy: false,
             dead: false,
         };
@@ -315,7 +319,19 @@ impl Session {
         }
         // Idle at its prompt, the shell's own group has the terminal.
         session.shell_group = session.master.process_group_leader();
+        if sandbox.is_some() {
+            session.idle_population = procfs::namespace_population(session.pid);
+        }
         Ok(session)
+    }
+
+    /// Whether processes besides the idle shell live in its sandbox (jobs a command
+    /// left running), as far as `/proc` tells; true when it cannot tell.
+    pub(super) fn runs_jobs(&self) -> bool {
+        match (self.idle_population, procfs::namespace_population(self.pid)) {
+            (Some(idle), Some(now)) => now > idle,
+            _ => true,
+        }
     }
 
     async fn await_ready(&mut self) -> Result<(), String> {
@@ -401,7 +417,7 @@ impl Session {
             cwd: self.cwd.clone(),
             end,
             replaced_shell: false,
-            protected_created: Vec::new(),
+            blocked: Default::default(),
         })
     }
 

@@ -283,6 +283,9 @@ pub(crate) async fn apply_change(ctx: &ToolCtx, change: Change) -> Result<Landed
             .map(|others| hard_link_note(&display, others)))
     })
     .await?;
+    if let Ok(relative) = change.abs.strip_prefix(ctx.workspace.root()) {
+        ctx.shell.note_own_write(relative);
+    }
     let lint = ctx
         .linter
         .check_write(

@@ -253,10 +253,16 @@ impl Report<'_> {
         content.push('\n');
         content.push_str(&self.notes());
         content.push_str(&self.body());
-        ToolOutput {
-            content,
-            summary: format!("{summary} · {}", output_size(&self.outcome.output)),
+        let mut summary = format!("{summary} · {}", output_size(&self.outcome.output));
+        let moved = &self.outcome.blocked.moved;
+        if !moved.is_empty() {
+            let paths: Vec<String> = moved
+                .iter()
+                .map(|path| path.display().to_string())
+                .collect();
+            summary.push_str(&format!(" · blocked: {}", paths.join(", ")));
         }
+        ToolOutput { content, summary }
     }
 
     /// A command that was stopped: what happened, what it cost, advice, last output.
@@ -291,18 +297,43 @@ impl Report<'_> {
                 format_duration(self.limit.duration)
             ));
         }
-        if !self.outcome.protected_created.is_empty() {
-            let paths: Vec<String> = self
-                .outcome
-                .protected_created
+        let blocked = &self.outcome.blocked;
+        if !blocked.moved.is_empty() {
+            let paths: Vec<String> = blocked
+                .moved
                 .iter()
                 .map(|path| path.display().to_string())
                 .collect();
+            let dirs: Vec<String> = blocked
+                .kept_in
+                .iter()
+                .map(|dir| dir.display().to_string())
+                .collect();
+            let kept_in = if dirs.is_empty() {
+                String::new()
+            } else {
+                format!(" into {}", dirs.join(" and "))
+            };
             notes.push_str(&format!(
-                "Note: this command created protected paths ({}); they are read-only from the \
-                 next command on, which runs in a new shell (cwd, environment and jobs are \
-                 reset). Tell the user what you created there and why.\n",
+                "Blocked: this command, or a job an earlier one left running, created \
+                 protected paths ({}). No command may create them, so duet moved them out of the workspace{kept_in} (the user can put \
+                 them back), and the next command runs in a new shell (cwd, environment and \
+                 jobs are reset). A protected file can only be written with the write tool, \
+                 which asks the user; do not try to create it another way.\n",
                 paths.join(", ")
+            ));
+        }
+        if !blocked.stuck.is_empty() {
+            let paths: Vec<String> = blocked
+                .stuck
+                .iter()
+                .map(|(path, why)| format!("{} ({why})", path.display()))
+                .collect();
+            notes.push_str(&format!(
+                "Note: this command created protected paths duet could not move away: {}. \
+                 They are read-only from the next command on, which runs in a new shell. \
+                 Tell the user what you created there and why.\n",
+                paths.join("; ")
             ));
         }
         if self.outcome.replaced_shell {

@@ -705,12 +705,13 @@ async fn read_only_mode_keeps_the_workspace_unchanged_whatever_runs() {
     decoys.assert_untouched();
 }
 
-/// I22 and C9's creation case: a protected path a command creates (a nested
-/// repository, `.env`, `.github/workflows` where there was none) cannot be prevented
-/// for a name that did not exist, but it is read-only from the next command on, and
-/// the model is told.
+/// I22 and C9's creation case: a protected name a command creates where there was
+/// none (a nested repository, `.env`, `.github/workflows`, `.duet` itself) is taken
+/// back when the command ends, whatever ran it, and kept for the user under
+/// `.duet/blocked/`; a job the command left running cannot make it again; the write
+/// tool, which asks, still creates protected files.
 #[tokio::test]
-async fn protected_paths_created_by_a_command_are_read_only_from_the_next_one() {
+async fn protected_names_a_command_creates_are_taken_back() {
     let Some((repo, decoys)) = contained(&[("a.txt", "a\n"), ("sub/b.txt", "b\n")]).await else {
         return;
     };
@@ -721,30 +722,83 @@ async fn protected_paths_created_by_a_command_are_read_only_from_the_next_one() 
             // Written by a program of its own, which no classifier reads.
             "git init -q sub && python3 -c \"import os; open('.env', 'w').write('first\\n'); \
              os.makedirs('.github/workflows'); \
-             open('.github/workflows/new.yml', 'w').write('on: push\\n')\""
+             open('.github/workflows/new.yml', 'w').write('on: push\\n'); \
+             open('sub/.git/hooks/pre-commit', 'w').write('x'); os.makedirs('.duet'); \
+             open('.duet/mcp.toml', 'w').write('[servers.x]')\""
                 .to_string(),
-            "python3 -c \"open('sub/.git/hooks/pre-commit', 'w').write('x')\"; \
-             python3 -c \"open('.env', 'w').write('second')\"; \
-             python3 -c \"open('.github/workflows/new.yml', 'w').write('evil')\""
+            // A job left running makes one after its command ended; `.duet` is
+            // read-only now.
+            "(sleep 1; python3 -c \"open('.envrc', 'w').write('late')\") > /dev/null 2>&1 & \
+             python3 -c \"open('.duet/mcp.toml', 'w').write('again')\"; true"
                 .to_string(),
+            "sleep 2; ls -a".to_string(),
         ],
     )
     .await;
     assert_eq!(run.code, Some(0), "{}", run.stdout);
-    assert!(!repo.path().join("sub/.git/hooks/pre-commit").exists());
-    assert_eq!(repo.read(".env"), "first\n");
-    assert_eq!(repo.read(".github/workflows/new.yml"), "on: push\n");
-    for created in ["sub/.git", ".env", ".github/workflows"] {
+    for created in [
+        "sub/.git",
+        ".env",
+        ".github/workflows",
+        ".envrc",
+        ".duet/mcp.toml",
+    ] {
+        assert!(
+            repo.path().join(created).symlink_metadata().is_err(),
+            "{created} is still in the workspace"
+        );
+    }
+    assert!(repo.path().join("sub/b.txt").exists());
+    // Kept for the user, with what was written.
+    let kept = blocked_files(&repo);
+    for expected in [
+        ".env",
+        ".github/workflows/new.yml",
+        "sub/.git/hooks/pre-commit",
+        ".duet/mcp.toml",
+    ] {
+        assert!(
+            kept.iter().any(|path| path.ends_with(expected)),
+            "{expected} not kept: {kept:?}"
+        );
+    }
+    for created in ["sub/.git", ".env", ".github/workflows", ".duet"] {
         assert!(
             run.seen_by_model.contains(created),
             "the model was not told of {created}"
         );
     }
     assert!(
-        run.seen_by_model.contains("created protected paths"),
+        run.seen_by_model.contains("Blocked:"),
         "{}",
         run.seen_by_model
     );
+    decoys.assert_untouched();
+}
+
+/// Every file below `.duet/blocked/`, relative to the workspace.
+fn blocked_files(repo: &TestRepo) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut pending = vec![repo.path().join(".duet/blocked")];
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+                pending.push(entry.path());
+            } else {
+                found.push(
+                    entry
+                        .path()
+                        .strip_prefix(repo.path())
+                        .unwrap()
+                        .to_path_buf(),
+                );
+            }
+        }
+    }
+    found
 }
 
 /// D11 for MCP servers a repository adds, and the issue's "project MCP servers when

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use duet::provider::Wire;
 use duet::shell::sandbox::{Protections, SandboxConfig};
-use duet::shell::{End, Request, Shell, ShellConfig};
+use duet::shell::{End, Outcome, Request, Shell, ShellConfig};
 use tokio_util::sync::CancellationToken;
 
 use crate::common::harness::{
@@ -43,9 +43,18 @@ fn shell(root: &Path, sandboxed: bool) -> Shell {
 
 /// Runs `command`; returns its exit code and output.
 async fn run(shell: &Shell, command: &str) -> (i32, String) {
+    let outcome = run_outcome(shell, command).await;
+    match outcome.end {
+        End::Exited { code } => (code, outcome.output),
+        other => panic!("{command}: {other:?}\n{}", outcome.output),
+    }
+}
+
+/// Runs `command`; returns what it came to.
+async fn run_outcome(shell: &Shell, command: &str) -> Outcome {
     let cancel = CancellationToken::new();
     let mut ignore = |_: String| {};
-    let outcome = shell
+    shell
         .run(Request {
             command,
             timeout: Duration::from_secs(20),
@@ -53,11 +62,7 @@ async fn run(shell: &Shell, command: &str) -> (i32, String) {
             on_output: &mut ignore,
         })
         .await
-        .unwrap_or_else(|error| panic!("{command}: {error}"));
-    match outcome.end {
-        End::Exited { code } => (code, outcome.output),
-        other => panic!("{command}: {other:?}\n{}", outcome.output),
-    }
+        .unwrap_or_else(|error| panic!("{command}: {error}"))
 }
 
 /// Notes a check this machine cannot make; in CI (`DUET_CI`), whose machines have
@@ -422,4 +427,40 @@ async fn a_read_only_workspace_takes_effect_with_the_next_command() {
     confined.sandbox().set_workspace_read_only(false);
     assert_eq!(run(&confined, "echo b > a.txt").await.0, 0);
     assert_eq!(repo.read("a.txt"), "b\n");
+}
+
+/// Protected names that appear between commands are judged by who could have made
+/// them: while a job of the shell runs, it could, and they are taken back before the
+/// next command; with nothing running there they are the user's (kept, read-only from
+/// then on); what duet's own write tool says it wrote is kept even while a job runs.
+#[tokio::test]
+async fn protected_names_appearing_between_commands_are_taken_back_only_while_a_job_runs() {
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let confined = shell(repo.path(), true);
+    let protections = confined.protections().await;
+    if !protections.complete() {
+        return skip("the sandbox", &protections);
+    }
+    assert_eq!(run(&confined, "true").await.0, 0);
+    std::fs::write(repo.path().join(".env"), "the user's\n").unwrap();
+    let (code, output) = run(&confined, "echo more >> .env").await;
+    assert_ne!(code, 0, "{output}");
+    assert_eq!(repo.read(".env"), "the user's\n");
+
+    assert_eq!(run(&confined, "sleep 60 > /dev/null 2>&1 &").await.0, 0);
+    // Stands in for the job's own write: only the timing matters here.
+    std::fs::write(repo.path().join(".envrc"), "the job's\n").unwrap();
+    let outcome = run_outcome(&confined, "true").await;
+    assert!(!repo.path().join(".envrc").exists());
+    assert_eq!(outcome.blocked.moved, [PathBuf::from(".envrc")]);
+    assert!(outcome.replaced_shell);
+    let kept = repo.path().join(&outcome.blocked.kept_in[0]).join(".envrc");
+    assert_eq!(std::fs::read_to_string(kept).unwrap(), "the job's\n");
+
+    assert_eq!(run(&confined, "sleep 60 > /dev/null 2>&1 &").await.0, 0);
+    std::fs::write(repo.path().join(".gitattributes"), "* text\n").unwrap();
+    confined.note_own_write(Path::new(".gitattributes"));
+    let outcome = run_outcome(&confined, "true").await;
+    assert!(outcome.blocked.is_empty(), "{:?}", outcome.blocked);
+    assert_eq!(repo.read(".gitattributes"), "* text\n");
 }

@@ -150,6 +150,17 @@ impl Plan {
         protected_paths_with(&self.workspace, &self.protected, &self.hooks)
     }
 
+    /// The protected entries that exist now, relative to the workspace and named as
+    /// they are (see [`protected_entries_with`]).
+    pub(crate) fn protected_entries(&self) -> Vec<PathBuf> {
+        protected_entries_with(&self.workspace, &self.protected, &self.hooks)
+    }
+
+    /// The canonical workspace.
+    pub(crate) fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+
     /// The launcher's arguments for running `program args...` confined with `view`,
     /// reporting into `report_dir`, holding at least what the probe found.
     pub(crate) fn arguments_for(
@@ -245,32 +256,47 @@ fn protected_paths_with(
     protected: &ProtectedPaths,
     hooks: &[PathBuf],
 ) -> Vec<PathBuf> {
-    let mut paths: Vec<PathBuf> = ALWAYS_PROTECTED
-        .iter()
-        .map(|name| workspace.join(name))
-        .filter(|path| path.symlink_metadata().is_ok())
-        .collect();
-    for relative in shallow_entries(workspace) {
-        let covered = protected.check(&relative).is_some()
-            // A directory whose every entry is protected (`.ci/**`).
-            || protected.check(&relative.join("\u{1}")).is_some();
-        let path = workspace.join(&relative);
-        if covered && !paths.iter().any(|kept| path.starts_with(kept)) {
-            paths.push(path);
-        }
-    }
-    paths.extend(hooks.iter().cloned());
     // A link is protected where it leads, when that is inside the workspace (the
     // kernel mounts nothing over a link itself); a link leading out needs nothing:
     // outside the workspace is read-only already.
-    let mut paths: Vec<PathBuf> = paths
+    let mut paths: Vec<PathBuf> = protected_entries_with(workspace, protected, hooks)
         .into_iter()
-        .filter_map(|path| path.canonicalize().ok())
+        .filter_map(|entry| workspace.join(entry).canonicalize().ok())
         .filter(|path| path.starts_with(workspace) && path != workspace)
         .collect();
     paths.sort();
     paths.dedup();
     paths
+}
+
+/// The protected entries that exist, relative to the workspace and as they are named
+/// (a link is listed itself, not where it leads), sorted.
+fn protected_entries_with(
+    workspace: &Path,
+    protected: &ProtectedPaths,
+    hooks: &[PathBuf],
+) -> Vec<PathBuf> {
+    let mut entries: Vec<PathBuf> = ALWAYS_PROTECTED.iter().map(PathBuf::from).collect();
+    for relative in shallow_entries(workspace) {
+        let covered = protected.check(&relative).is_some()
+            // A directory whose every entry is protected (`.ci/**`).
+            || protected.check(&relative.join("\u{1}")).is_some();
+        // Inside git's or duet's directory everything is covered by the directory.
+        let inside_always = ALWAYS_PROTECTED
+            .iter()
+            .any(|name| relative.starts_with(name) && relative != Path::new(name));
+        if covered && !inside_always {
+            entries.push(relative);
+        }
+    }
+    entries.extend(hooks.iter().cloned());
+    let mut entries: Vec<PathBuf> = entries
+        .into_iter()
+        .filter(|entry| workspace.join(entry).symlink_metadata().is_ok())
+        .collect();
+    entries.sort();
+    entries.dedup();
+    entries
 }
 
 /// Entries at the top of the workspace, inside its top-level hidden directories
@@ -297,7 +323,8 @@ fn shallow_entries(workspace: &Path) -> Vec<PathBuf> {
 }
 
 /// The hooks directory the repository's config names (`core.hooksPath`, e.g.
-/// `.husky`) when it lies inside the workspace. Read with libgit2, which runs nothing.
+/// `.husky`) when it lies inside the workspace, relative to it, whether it exists or
+/// not (a command that creates it is caught). Read with libgit2, which runs nothing.
 fn hooks_dirs(workspace: &Path) -> Vec<PathBuf> {
     let Ok(repository) = git2::Repository::open(workspace) else {
         return Vec::new();
@@ -309,16 +336,22 @@ fn hooks_dirs(workspace: &Path) -> Vec<PathBuf> {
         return Vec::new();
     };
     let hooks = if hooks.is_absolute() {
-        hooks
+        hooks.canonicalize().unwrap_or(hooks)
     } else {
         workspace.join(hooks)
     };
-    hooks
-        .canonicalize()
-        .ok()
-        .filter(|dir| dir.starts_with(workspace) && dir != workspace)
-        .into_iter()
-        .collect()
+    let Ok(relative) = hooks.strip_prefix(workspace) else {
+        return Vec::new();
+    };
+    // Only a plain path below the workspace: no `..`, not the workspace itself.
+    let plain = relative
+        .components()
+        .all(|part| matches!(part, std::path::Component::Normal(_)));
+    if plain && !relative.as_os_str().is_empty() {
+        vec![relative.to_path_buf()]
+    } else {
+        Vec::new()
+    }
 }
 
 /// The paths among `paths` that exist, canonical.

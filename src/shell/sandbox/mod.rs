@@ -25,6 +25,7 @@
 //! program from starting (fail closed); and a program whose launcher achieved less
 //! than the probe promised is never handed a command.
 
+mod blocked;
 mod host;
 pub mod launcher;
 #[cfg(target_os = "linux")]
@@ -34,6 +35,7 @@ mod runner;
 
 use std::path::PathBuf;
 
+pub use blocked::{BLOCKED_DIR, Blocked};
 pub use report::{Confinement, Layer, LayerName, NetworkIsolation, Protections, WriteLimits};
 pub use runner::{Sandbox, SandboxError};
 

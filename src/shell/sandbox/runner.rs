@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use tempfile::TempDir;
 
 use super::SandboxConfig;
+use super::blocked::{self, Blocked};
 use super::host::{Plan, Refusal, View};
 use super::report::{Confinement, Protections};
 use crate::policy::ProtectedPaths;
@@ -100,35 +101,46 @@ impl Sandbox {
         self.view.load(Ordering::SeqCst)
     }
 
-    /// The protected paths that exist now and were not in `before`: a command created
-    /// them. When there are any, shells started before are retired (the next command
-    /// gets a shell that has them read-only) and they are returned, relative to the
-    /// workspace. Nothing when the sandbox is off or not settled yet.
-    pub(crate) fn newly_protected(&self, before: &[PathBuf]) -> Vec<PathBuf> {
-        let Some(State::Ready { plan, .. }) = self.state.get() else {
-            return Vec::new();
-        };
-        let created: Vec<PathBuf> = plan
-            .protected_now()
-            .into_iter()
-            .filter(|path| !before.contains(path))
-            .collect();
-        if !created.is_empty() {
-            self.view.fetch_add(1, Ordering::SeqCst);
+    /// The protected entries that exist now, relative to the workspace and named as
+    /// they are (a link itself). Nothing when the sandbox is off or not settled yet.
+    pub(crate) fn protected_entries(&self) -> Vec<PathBuf> {
+        match self.state.get() {
+            Some(State::Ready { plan, .. }) => plan.protected_entries(),
+            _ => Vec::new(),
         }
-        created
-            .iter()
-            .map(|path| {
-                path.strip_prefix(self.workspace_canonical())
-                    .map_or_else(|_| path.clone(), Path::to_path_buf)
-            })
+    }
+
+    /// The protected paths that exist now, canonical: what a program started now gets
+    /// read-only. Nothing when the sandbox is off or not settled yet.
+    pub(crate) fn protected_now(&self) -> Vec<PathBuf> {
+        match self.state.get() {
+            Some(State::Ready { plan, .. }) => plan.protected_now(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The protected entries that exist now and were not in `before` (from
+    /// [`Sandbox::protected_entries`]): a confined program created them.
+    pub(crate) fn created_since(&self, before: &[PathBuf]) -> Vec<PathBuf> {
+        self.protected_entries()
+            .into_iter()
+            .filter(|entry| !before.contains(entry))
             .collect()
     }
 
-    fn workspace_canonical(&self) -> PathBuf {
-        self.workspace
-            .canonicalize()
-            .unwrap_or_else(|_| self.workspace.clone())
+    /// Takes back protected entries a confined program created (from
+    /// [`Sandbox::created_since`]): they are moved into `.duet/blocked/` ([`blocked`]).
+    /// Every shell started before is retired, as its programs could make them again
+    /// and what could not be moved is read-only only to a shell started after.
+    pub(crate) fn take_back(&self, created: &[PathBuf]) -> Blocked {
+        let Some(State::Ready { plan, .. }) = self.state.get() else {
+            return Blocked::default();
+        };
+        if created.is_empty() {
+            return Blocked::default();
+        }
+        self.view.fetch_add(1, Ordering::SeqCst);
+        blocked::take_back(plan.workspace(), created)
     }
 
     /// What protects the user from programs run here, as a probe found it.
