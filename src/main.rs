@@ -142,6 +142,18 @@ enum Subcmd {
 enum McpCommand {
     /// Show the configured servers, connect to each, and list their tools.
     List,
+    /// Trust the project's servers (all, or those named) as they are now: they start
+    /// (with `[mcp] project_servers = true`) until their entry or a file they run
+    /// changes.
+    Trust {
+        /// Server names; all of the project's when none.
+        names: Vec<String>,
+    },
+    /// Stop trusting the project's servers (all, or those named).
+    Untrust {
+        /// Server names; all of the project's when none.
+        names: Vec<String>,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -209,6 +221,12 @@ fn main() -> ExitCode {
         Some(Subcmd::Mcp {
             command: McpCommand::List,
         }) => finish(mcp_list::run(&paths, &workspace)),
+        Some(Subcmd::Mcp {
+            command: McpCommand::Trust { names },
+        }) => finish(mcp_list::trust(&paths, &workspace, names, true)),
+        Some(Subcmd::Mcp {
+            command: McpCommand::Untrust { names },
+        }) => finish(mcp_list::trust(&paths, &workspace, names, false)),
         Some(Subcmd::Config { action }) => run_config(action, &paths),
         Some(Subcmd::Completions { shell }) => {
             let mut command = <Cli as clap::CommandFactory>::command();
@@ -460,7 +478,9 @@ fn resolve_settings(
     // Unless the user allowed project servers, the project's files are not even read:
     // a file written for another tool cannot keep duet from starting.
     if settings.mcp.project_servers {
-        settings.mcp.add_project(workspace)?;
+        let trust = duet::mcp::trust::TrustStore::load(&paths.state_dir)?;
+        settings.mcp.add_project(workspace, &trust)?;
+        problems.extend(settings.mcp.untrusted());
     }
     Ok(settings)
 }

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use super::trust::{ProjectTrust, TrustState, TrustStore};
 use crate::policy::ToolRule;
 
 /// How long a tool call may take unless the server's `timeout_secs` says otherwise.
@@ -152,6 +153,8 @@ impl ServerConfig {
 pub struct McpConfig {
     pub servers: Vec<ServerConfig>,
     pub project_servers: bool,
+    /// What the user's trust record says of each project server, by name.
+    pub trust: BTreeMap<String, ProjectTrust>,
 }
 
 impl McpConfig {
@@ -164,9 +167,47 @@ impl McpConfig {
             .collect()
     }
 
-    /// Whether the source of `server` lets it start (its own `enabled` aside).
+    /// Whether the source of `server` lets it start (its own `enabled` aside): the
+    /// user's own always; a project's when the user allows project servers and trusted
+    /// this one as it is now.
     pub fn may_start(&self, server: &ServerConfig) -> bool {
-        matches!(server.source, Source::User(_)) || self.project_servers
+        match server.source {
+            Source::User(_) => true,
+            Source::Project(_) => {
+                self.project_servers
+                    && self
+                        .trust
+                        .get(&server.name)
+                        .is_some_and(|trust| trust.state == TrustState::Trusted)
+            }
+        }
+    }
+
+    /// While project servers are allowed, one line for each enabled one that does not
+    /// start for want of the user's trust: never trusted here, or changed since.
+    pub fn untrusted(&self) -> Vec<String> {
+        if !self.project_servers {
+            return Vec::new();
+        }
+        self.servers
+            .iter()
+            .filter(|server| server.enabled && matches!(server.source, Source::Project(_)))
+            .filter_map(|server| {
+                let trust = self.trust.get(&server.name)?;
+                let why = match trust.state {
+                    TrustState::Trusted => return None,
+                    TrustState::Unknown => "it is not trusted in this workspace",
+                    TrustState::Changed => {
+                        "it changed since you trusted it (its entry, or a file it runs)"
+                    }
+                };
+                Some(format!(
+                    "the project's MCP server `{}` did not start: {why}; read what it runs \
+                     (`duet mcp list`), then `duet mcp trust {}`",
+                    server.name, server.name
+                ))
+            })
+            .collect()
     }
 }
 
@@ -192,6 +233,7 @@ pub fn from_user(section: &McpSection, config_file: &Path) -> Result<McpConfig, 
     Ok(McpConfig {
         servers: resolve_entries(&section.servers, &Source::User(config_file.into()))?,
         project_servers: section.project_servers,
+        trust: BTreeMap::new(),
     })
 }
 
@@ -201,16 +243,21 @@ pub fn load(
     section: &McpSection,
     config_file: &Path,
     workspace: &Path,
+    trust: &TrustStore,
 ) -> Result<McpConfig, McpConfigError> {
     let mut config = from_user(section, config_file)?;
-    config.add_project(workspace)?;
+    config.add_project(workspace, trust)?;
     Ok(config)
 }
 
 impl McpConfig {
     /// Adds the servers the project's files under `workspace` list, except those the
-    /// user's config names too.
-    pub fn add_project(&mut self, workspace: &Path) -> Result<(), McpConfigError> {
+    /// user's config names too, each judged by the user's trust record.
+    pub fn add_project(
+        &mut self,
+        workspace: &Path,
+        trust: &TrustStore,
+    ) -> Result<(), McpConfigError> {
         for project in load_project(workspace)? {
             if self.servers.iter().any(|known| known.name == project.name) {
                 tracing::info!(
@@ -220,6 +267,8 @@ impl McpConfig {
                 );
                 continue;
             }
+            self.trust
+                .insert(project.name.clone(), trust.judge(workspace, &project));
             self.servers.push(project);
         }
         Ok(())
@@ -575,16 +624,50 @@ mod tests {
         )
         .unwrap();
         let section = user_section("[mcp.servers.shared]\ncommand = \"user-one\"");
-        let config = load(&section, Path::new("/cfg.toml"), workspace.path()).unwrap();
+        let state = tempfile::tempdir().unwrap();
+        let mut store = TrustStore::load(state.path()).unwrap();
+        let config = load(&section, Path::new("/cfg.toml"), workspace.path(), &store).unwrap();
         let names: Vec<_> = config.servers.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["shared", "extra"]);
         assert!(matches!(&config.servers[0].source, Source::User(_)));
         let started: Vec<_> = config.startable().into_iter().map(|s| s.name).collect();
         assert_eq!(started, ["shared"]);
-        let trusting = McpConfig {
+        assert!(
+            config.untrusted().is_empty(),
+            "only while project servers are on"
+        );
+
+        // Allowed but not trusted: still only the user's.
+        let allowed = McpConfig {
             project_servers: true,
             ..config
         };
-        assert_eq!(trusting.startable().len(), 2);
+        assert_eq!(allowed.startable().len(), 1);
+        let untrusted = allowed.untrusted();
+        assert_eq!(untrusted.len(), 1, "{untrusted:?}");
+        assert!(untrusted[0].contains("`extra`"), "{untrusted:?}");
+
+        // Trusted as it is: it starts; changed since: it does not.
+        store.trust(
+            workspace.path(),
+            "extra",
+            &allowed.trust["extra"].fingerprint,
+        );
+        let mut trusted = load(&section, Path::new("/cfg.toml"), workspace.path(), &store).unwrap();
+        trusted.project_servers = true;
+        assert_eq!(trusted.startable().len(), 2);
+        std::fs::write(
+            workspace.path().join(PROJECT_JSON),
+            r#"{"mcpServers": {"shared": {"command": "project-one"}, "extra": {"command": "y"}}}"#,
+        )
+        .unwrap();
+        let mut changed = load(&section, Path::new("/cfg.toml"), workspace.path(), &store).unwrap();
+        changed.project_servers = true;
+        assert_eq!(changed.startable().len(), 1);
+        assert!(
+            changed.untrusted()[0].contains("changed since"),
+            "{:?}",
+            changed.untrusted()
+        );
     }
 }

@@ -16,6 +16,7 @@ mod connect;
 pub mod results;
 mod supervisor;
 mod tool;
+pub mod trust;
 
 use std::path::Path;
 use std::sync::Arc;

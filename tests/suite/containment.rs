@@ -835,8 +835,10 @@ async fn a_projects_mcp_server_runs_in_the_sandbox() {
     assert!(!decoys.marker("pwn-mcp").exists());
 
     decoys.write_config("[mcp]\nproject_servers = true\n");
-
     let no_env: [(&str, &str); 0] = [];
+    let trusted = run_duet(repo.path(), &decoys.home(), &no_env, &["mcp", "trust"]).await;
+    assert!(trusted.status.success(), "{trusted:?}");
+
     let listed = run_duet(repo.path(), &decoys.home(), &no_env, &["mcp", "list"]).await;
     let stdout = String::from_utf8_lossy(&listed.stdout);
     assert!(stdout.contains("ready: 7 tool(s)"), "{stdout}");
@@ -864,4 +866,83 @@ async fn a_projects_mcp_server_runs_in_the_sandbox() {
         !seen.contains(FILE_CANARY),
         "a credential reached the server:\n{seen}"
     );
+}
+
+/// D12: trusting a project's MCP server is bound to what it runs. Trusted, it starts;
+/// after one byte changes in the script its command line names, or in its entry, it
+/// does not start (in a session or for `duet mcp list`) until the user trusts it
+/// again, and both say why.
+#[tokio::test]
+async fn trust_in_a_project_server_ends_when_one_byte_of_it_changes() {
+    let Some((repo, decoys)) = contained(&[("a.txt", "a\n")]).await else {
+        return;
+    };
+    let fixture = super::mcp::fixture_binary();
+    std::fs::write(
+        repo.path().join("start.sh"),
+        format!("touch started\nexec {}\n", fixture.display()),
+    )
+    .unwrap();
+    let entry = |arg: &str| {
+        serde_json::json!({
+            "mcpServers": { "proj": { "command": "sh", "args": [arg, "start.sh"] } }
+        })
+        .to_string()
+    };
+    std::fs::write(repo.path().join(".mcp.json"), entry("-e")).unwrap();
+    decoys.write_config("[mcp]\nproject_servers = true\n");
+    let no_env: [(&str, &str); 0] = [];
+    let home = decoys.home();
+    let duet = |args: &'static [&'static str]| run_duet(repo.path(), &home, &no_env, args);
+    let started = || repo.path().join("started");
+    let wait = "for i in $(seq 100); do [ -e started ] && break; sleep 0.05; done; ls".to_string();
+
+    // Allowed, never trusted: nothing starts, and the session says why.
+    let run = attack(&repo, &decoys, std::slice::from_ref(&wait)).await;
+    assert!(!started().exists(), "{}", run.stdout);
+    assert!(run.stdout.contains("is not trusted"), "{}", run.stdout);
+
+    let trusted = duet(&["mcp", "trust", "proj"]).await;
+    let stdout = String::from_utf8_lossy(&trusted.stdout);
+    assert!(stdout.contains("covering start.sh"), "{stdout}");
+    let listed = duet(&["mcp", "list"]).await;
+    let stdout = String::from_utf8_lossy(&listed.stdout);
+    assert!(stdout.contains("ready: 7 tool(s)"), "{stdout}");
+    assert!(started().exists());
+
+    // One byte of the script it runs.
+    std::fs::remove_file(started()).unwrap();
+    std::fs::write(
+        repo.path().join("start.sh"),
+        format!("touch started\nexec {} \n", fixture.display()),
+    )
+    .unwrap();
+    let listed = duet(&["mcp", "list"]).await;
+    let stdout = String::from_utf8_lossy(&listed.stdout);
+    assert!(stdout.contains("changed since you trusted it"), "{stdout}");
+    let run = attack(&repo, &decoys, std::slice::from_ref(&wait)).await;
+    assert!(
+        run.stdout.contains("changed since you trusted it"),
+        "{}",
+        run.stdout
+    );
+    assert!(!started().exists(), "{}", run.stdout);
+
+    // Trusted again, then one byte of its entry.
+    assert!(duet(&["mcp", "trust"]).await.status.success());
+    std::fs::write(repo.path().join(".mcp.json"), entry("-x")).unwrap();
+    let run = attack(&repo, &decoys, std::slice::from_ref(&wait)).await;
+    assert!(
+        run.stdout.contains("changed since you trusted it"),
+        "{}",
+        run.stdout
+    );
+    assert!(!started().exists(), "{}", run.stdout);
+
+    // Untrusted by the user: it stays off even as it was.
+    std::fs::write(repo.path().join(".mcp.json"), entry("-e")).unwrap();
+    assert!(duet(&["mcp", "untrust", "proj"]).await.status.success());
+    let listed = duet(&["mcp", "list"]).await;
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("not trusted in this workspace"));
+    assert!(!started().exists());
 }

@@ -40,10 +40,8 @@ pub(crate) fn fixture_binary() -> PathBuf {
 /// The one server `[servers.NAME]` in `text` configures, resolved as the user's own.
 fn user_server(text: &str) -> ServerConfig {
     let section: McpSection = toml::from_str(text).expect("server config");
-    let workspace = tempfile::tempdir().expect("temp dir");
-    let config =
-        duet::mcp::config::load(&section, Path::new("/test/config.toml"), workspace.path())
-            .expect("server config resolves");
+    let config = duet::mcp::config::from_user(&section, Path::new("/test/config.toml"))
+        .expect("server config resolves");
     config.startable().remove(0)
 }
 
