@@ -448,6 +448,8 @@ async fn run_done_command(
             (command, None)
         }
     };
+    // Listed once the sandbox has settled (building the command settles it).
+    let watch = sandbox.map(Sandbox::watch_protected);
     command
         .stdin(Stdio::null())
         .stdout(log)
@@ -478,7 +480,16 @@ async fn run_done_command(
         .rewind()
         .and_then(|()| log_back.read_to_end(&mut output))
         .map_err(command_error)?;
-    Ok((result, String::from_utf8_lossy(&output).into_owned()))
+    let mut output = String::from_utf8_lossy(&output).into_owned();
+    // The command runs the project's code, which may create what no command may.
+    if let Some(line) = watch.and_then(|watch| watch.take_back().line("the done command")) {
+        files.notice(&line);
+        if !output.is_empty() && !output.ends_with('\n') {
+            output.push('\n');
+        }
+        output.push_str(&format!("duet: {line}\n"));
+    }
+    Ok((result, output))
 }
 
 /// duet's own files in the workspace's `.duet/`, written through a handle of the
@@ -529,8 +540,8 @@ impl DuetFiles {
         Ok(file)
     }
 
-    /// Writes what happened to links found in the way, one line each, to the run's
-    /// report.
+    /// Writes what happened to links found in the way, and what was blocked, one line
+    /// each, to the run's report.
     fn report_notices(&self, report: &mut dyn Write) -> std::io::Result<()> {
         let notices = self
             .notices
@@ -542,6 +553,15 @@ impl DuetFiles {
             writeln!(report, "duet: {}", crate::terminal_text::sanitize(&notice))?;
         }
         Ok(())
+    }
+
+    /// Adds a line to the run's report.
+    fn notice(&self, text: &str) {
+        tracing::warn!("{text}");
+        self.notices
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(text.to_string());
     }
 
     /// Where a link at `relative` points, if one is there (for the notice only).
@@ -565,11 +585,7 @@ impl DuetFiles {
         } else {
             return;
         };
-        tracing::warn!("{notice}");
-        self.notices
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(notice);
+        self.notice(&notice);
     }
 
     fn error(&self, relative: &Path, source: beneath::Error) -> DoneError {

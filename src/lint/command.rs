@@ -81,6 +81,8 @@ pub(crate) async fn run(
             (command, None)
         }
     };
+    // Listed once the sandbox has settled (building the command settles it).
+    let watch = sandbox.map(Sandbox::watch_protected);
     let mut child = match spawn(&mut command) {
         Ok(child) => child,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
@@ -113,10 +115,17 @@ pub(crate) async fn run(
             Outcome::TimedOut
         }
     };
-    let output = match output.into_inner() {
+    let mut output = match output.into_inner() {
         Ok(capture) => capture.render(),
         Err(poisoned) => poisoned.into_inner().render(),
     };
+    // A check that runs project code may create what no command may.
+    if let Some(line) = watch.and_then(|watch| watch.take_back().line("this check")) {
+        if !output.is_empty() && !output.ends_with('\n') {
+            output.push('\n');
+        }
+        output.push_str(&format!("duet: {line}\n"));
+    }
     Run { outcome, output }
 }
 

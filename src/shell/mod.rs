@@ -272,21 +272,32 @@ impl Shell {
     /// Runs a command in the main shell, starting (or replacing) it as needed.
     pub async fn run(&self, request: Request<'_>) -> Result<Outcome, ShellError> {
         let mut main = self.main.lock().await;
+        // The protected names are listed once before the command and once after, by a
+        // settled sandbox (a start failure is reported by the start below).
+        let _ = self.sandbox.plan().await;
+        let mut before = self.sandbox.protected_entries();
         // Protected names that appeared since the last command ended and that duet's
         // own tools did not write: while the shell still runs jobs, they made them.
-        let appeared = self.appeared_protected();
+        let appeared = before
+            .as_deref()
+            .map(|now| self.appeared_protected(now))
+            .unwrap_or_default();
         let mut blocked = Blocked::default();
         if !appeared.is_empty() && main.as_ref().is_some_and(Session::runs_jobs) {
             *main = None;
             self.set_cwd(&self.root);
             blocked = self.sandbox.take_back(&appeared);
+            // Listed again: taking back made `.duet/blocked`.
+            before = self.sandbox.protected_entries();
         }
         // A shell started under another view of the workspace (the mode turned
-        // read-only, or back) is replaced like one that died.
+        // read-only, or back) is replaced like one that died; so is one started before
+        // a protected path appeared (duet's own approved write, the user's), which is
+        // read-only only to a shell started after it.
         let view = self.sandbox.view();
-        // Protected paths that appeared since the shell started (duet's own approved
-        // write, the user) are read-only only to a shell started after them.
-        let protected_now = self.sandbox.protected_now();
+        let protected_now = self
+            .sandbox
+            .protected_paths_of(before.as_deref().unwrap_or_default());
         let replaced_shell = main.as_ref().is_some_and(|session| {
             session.unusable() || session.view != view || session.protected != protected_now
         });
@@ -298,19 +309,19 @@ impl Shell {
             Some(session) => session,
             empty => empty.insert(self.start(&self.root).await?),
         };
-        let before = self.sandbox.protected_entries();
         let mut outcome = run_in(session, &self.config, request).await?;
-        outcome.replaced_shell = replaced_shell;
+        outcome.replaced_shell = replaced_shell || !blocked.is_empty();
+        let after = self.sandbox.protected_entries();
+        let created = Sandbox::created_between(before.as_deref(), after.as_deref());
         // When the command created protected names, whatever the shell still runs
         // could make them again: it ends before they are taken back.
-        let created = self.sandbox.created_since(&before);
         if session.unusable() || !created.is_empty() {
             *main = None;
             outcome.cwd = self.root.clone();
         }
-        outcome.replaced_shell |= !blocked.is_empty();
-        outcome.blocked = blocked.and(self.sandbox.take_back(&created));
-        self.remember_protected();
+        let taken = self.sandbox.take_back(&created);
+        self.remember_protected(after, &taken);
+        outcome.blocked = blocked.and(taken);
         self.set_cwd(&outcome.cwd);
         Ok(outcome)
     }
@@ -325,10 +336,11 @@ impl Shell {
         let mut session = self.start(&cwd).await?;
         let before = self.sandbox.protected_entries();
         let mut outcome = run_in(&mut session, &self.config, request).await?;
-        let created = self.sandbox.created_since(&before);
+        let after = self.sandbox.protected_entries();
+        let created = Sandbox::created_between(before.as_deref(), after.as_deref());
         drop(session);
         outcome.blocked = self.sandbox.take_back(&created);
-        self.remember_protected();
+        self.remember_protected(after, &outcome.blocked);
         Ok(outcome)
     }
 
@@ -336,7 +348,7 @@ impl Shell {
     /// relative to the workspace: a protected entry that holds it is not taken for
     /// one a job made.
     pub fn note_own_write(&self, rel: &Path) {
-        let entries = self.sandbox.protected_entries();
+        let entries = self.sandbox.protected_entries().unwrap_or_default();
         let mut known = lock(&self.known_protected);
         if let Some(known) = known.as_mut() {
             for entry in entries {
@@ -347,23 +359,31 @@ impl Shell {
         }
     }
 
-    /// The protected entries that exist now and were not known when the last command
-    /// ended, nor written by duet since.
-    fn appeared_protected(&self) -> Vec<PathBuf> {
+    /// Of the protected entries that exist now (`now`), those not known when the last
+    /// command ended, nor written by duet since.
+    fn appeared_protected(&self, now: &[PathBuf]) -> Vec<PathBuf> {
         let known = lock(&self.known_protected);
         let Some(known) = known.as_ref() else {
             return Vec::new();
         };
-        self.sandbox
-            .protected_entries()
-            .into_iter()
+        now.iter()
             .filter(|entry| !known.contains(entry))
+            .cloned()
             .collect()
     }
 
-    /// Records the protected entries that exist as a command ends.
-    fn remember_protected(&self) {
-        *lock(&self.known_protected) = Some(self.sandbox.protected_entries());
+    /// Records the protected entries there as a command ended (`after`), after what
+    /// was `taken` back.
+    fn remember_protected(&self, after: Option<Vec<PathBuf>>, taken: &Blocked) {
+        // Taking back changed what is there (and made `.duet/blocked`): listed again.
+        let known = if taken.is_empty() {
+            after
+        } else {
+            self.sandbox.protected_entries()
+        };
+        if let Some(known) = known {
+            *lock(&self.known_protected) = Some(known);
+        }
     }
 
     /// Starts the configured shell, falling back to bash when `$SHELL` fails.

@@ -472,7 +472,11 @@ async fn the_done_command_runs_in_the_sandbox() {
     };
     let hooks = hook_names(&repo);
     let (tcp, port) = host_listener();
-    let script = hostile_script(&decoys, port, "done");
+    // The test script also makes a protected name, which is taken back.
+    let script = "python3 -c \"import os; os.makedirs('.github/workflows'); \
+                  open('.github/workflows/done.yml', 'w').write('x')\"\n"
+        .to_string()
+        + &hostile_script(&decoys, port, "done");
     let run = attack_with(
         &repo,
         &decoys,
@@ -485,6 +489,18 @@ async fn the_done_command_runs_in_the_sandbox() {
     let log = repo.read(".duet/done.log");
     assert!(log.contains("hostile done ran"), "{log}");
     assert_hostile_script_contained(&decoys, &tcp, "done");
+    assert!(!repo.path().join(".github/workflows").exists());
+    assert!(
+        blocked_files(&repo)
+            .iter()
+            .any(|path| path.ends_with(".github/workflows/done.yml"))
+    );
+    assert!(
+        run.stdout
+            .contains("the done command created protected paths"),
+        "{}",
+        run.stdout
+    );
     assert_eq!(hook_names(&repo), hooks);
 }
 
@@ -499,8 +515,14 @@ async fn linters_and_turn_checks_run_in_the_sandbox() {
     let (tcp, port) = host_listener();
     plant_hostile_script(&repo, &decoys, port, "lint");
     plant_hostile_script(&repo, &decoys, port, "check");
+    std::fs::write(
+        repo.path().join("protect.sh"),
+        "mkdir -p .github/workflows && echo x > .github/workflows/lint.yml\n",
+    )
+    .unwrap();
     decoys.write_config(
-        "[lint]\nlinters = { \"*.txt\" = \"sh lint.sh {path}\" }\nturn_checks = [\"sh check.sh\"]\n",
+        "[lint]\nlinters = { \"*.txt\" = \"sh lint.sh {path}; sh protect.sh\" }\n\
+         turn_checks = [\"sh check.sh\"]\n",
     );
     let server = ScriptedServer::start(
         Script::from_toml(
@@ -532,6 +554,12 @@ async fn linters_and_turn_checks_run_in_the_sandbox() {
         .collect();
     assert!(seen.contains("hostile lint ran"), "{seen}");
     assert!(seen.contains("hostile check ran"), "{seen}");
+    // What the linter made under a protected name was taken back, and the model told.
+    assert!(!repo.path().join(".github/workflows").exists());
+    assert!(
+        seen.contains("this check created protected paths"),
+        "{seen}"
+    );
     assert_hostile_script_contained(&decoys, &tcp, "lint");
     assert_hostile_script_contained(&decoys, &tcp, "check");
     assert_eq!(hook_names(&repo), hooks);

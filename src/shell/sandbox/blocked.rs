@@ -43,6 +43,43 @@ impl Blocked {
         self.moved.is_empty() && self.stuck.is_empty()
     }
 
+    /// One line saying what `who` (e.g. "this check") created and where it went, for
+    /// the model and the user; `None` when nothing was created.
+    pub fn line(&self, who: &str) -> Option<String> {
+        if self.is_empty() {
+            return None;
+        }
+        let names = |paths: &mut dyn Iterator<Item = &PathBuf>| {
+            paths
+                .map(|path| path.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut line = format!(
+            "{who} created protected paths ({}), which no program may create",
+            names(
+                &mut self
+                    .moved
+                    .iter()
+                    .chain(self.stuck.iter().map(|(path, _)| path))
+            )
+        );
+        if !self.kept_in.is_empty() {
+            line.push_str(&format!(
+                "; duet moved them into {} (the user can put them back)",
+                names(&mut self.kept_in.iter())
+            ));
+        }
+        if !self.stuck.is_empty() {
+            line.push_str(&format!(
+                "; could not move {}, read-only to commands from now on",
+                names(&mut self.stuck.iter().map(|(path, _)| path))
+            ));
+        }
+        line.push('.');
+        Some(line)
+    }
+
     /// This and `later` as one account.
     pub fn and(mut self, later: Blocked) -> Blocked {
         self.moved.extend(later.moved);

@@ -151,9 +151,22 @@ impl Plan {
     }
 
     /// The protected entries that exist now, relative to the workspace and named as
-    /// they are (see [`protected_entries_with`]).
-    pub(crate) fn protected_entries(&self) -> Vec<PathBuf> {
-        protected_entries_with(&self.workspace, &self.protected, &self.hooks)
+    /// they are (see [`protected_entries_with`]); `None` when the workspace could not
+    /// be listed whole.
+    pub(crate) fn protected_entries(&self) -> Option<Vec<PathBuf>> {
+        match protected_entries_with(&self.workspace, &self.protected, &self.hooks) {
+            Ok(entries) => Some(entries),
+            Err(error) => {
+                tracing::warn!(%error, "cannot list the workspace's protected paths");
+                None
+            }
+        }
+    }
+
+    /// Where `entries` (from [`Plan::protected_entries`]) lead: what [`Plan::protected_now`]
+    /// gives when they are all that exist.
+    pub(crate) fn canonical(&self, entries: &[PathBuf]) -> Vec<PathBuf> {
+        canonical_paths(&self.workspace, entries)
     }
 
     /// The canonical workspace.
@@ -259,8 +272,17 @@ fn protected_paths_with(
     // A link is protected where it leads, when that is inside the workspace (the
     // kernel mounts nothing over a link itself); a link leading out needs nothing:
     // outside the workspace is read-only already.
-    let mut paths: Vec<PathBuf> = protected_entries_with(workspace, protected, hooks)
-        .into_iter()
+    // A listing that failed mounts at least git's and duet's directories.
+    let entries = protected_entries_with(workspace, protected, hooks)
+        .unwrap_or_else(|_| ALWAYS_PROTECTED.iter().map(PathBuf::from).collect());
+    canonical_paths(workspace, &entries)
+}
+
+/// Where the protected `entries` of `workspace` lead, as absolute canonical paths to
+/// mount read-only, sorted.
+fn canonical_paths(workspace: &Path, entries: &[PathBuf]) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = entries
+        .iter()
         .filter_map(|entry| workspace.join(entry).canonicalize().ok())
         .filter(|path| path.starts_with(workspace) && path != workspace)
         .collect();
@@ -275,9 +297,9 @@ fn protected_entries_with(
     workspace: &Path,
     protected: &ProtectedPaths,
     hooks: &[PathBuf],
-) -> Vec<PathBuf> {
+) -> std::io::Result<Vec<PathBuf>> {
     let mut entries: Vec<PathBuf> = ALWAYS_PROTECTED.iter().map(PathBuf::from).collect();
-    for relative in shallow_entries(workspace) {
+    for relative in shallow_entries(workspace)? {
         let covered = protected.check(&relative).is_some()
             // A directory whose every entry is protected (`.ci/**`).
             || protected.check(&relative.join("\u{1}")).is_some();
@@ -290,36 +312,46 @@ fn protected_entries_with(
         }
     }
     entries.extend(hooks.iter().cloned());
-    let mut entries: Vec<PathBuf> = entries
-        .into_iter()
-        .filter(|entry| workspace.join(entry).symlink_metadata().is_ok())
-        .collect();
-    entries.sort();
-    entries.dedup();
-    entries
+    let mut existing = Vec::with_capacity(entries.len());
+    for entry in entries {
+        match workspace.join(&entry).symlink_metadata() {
+            Ok(_) => existing.push(entry),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(error) => return Err(error),
+        }
+    }
+    existing.sort();
+    existing.dedup();
+    Ok(existing)
 }
 
 /// Entries at the top of the workspace, inside its top-level hidden directories
 /// (where CI and editor configuration live), and the `.git` of a repository one level
-/// down (`git init sub`), relative to it.
-fn shallow_entries(workspace: &Path) -> Vec<PathBuf> {
+/// down (`git init sub`), relative to it. Any failure to read is an error (a
+/// directory that went away meanwhile aside): a partial listing would make what it
+/// missed look new the next time.
+fn shallow_entries(workspace: &Path) -> std::io::Result<Vec<PathBuf>> {
     let mut entries = Vec::new();
-    let Ok(top) = std::fs::read_dir(workspace) else {
-        return entries;
-    };
-    for entry in top.flatten() {
+    for entry in std::fs::read_dir(workspace)? {
+        let entry = entry?;
         let name = PathBuf::from(entry.file_name());
-        let is_dir = entry.file_type().is_ok_and(|kind| kind.is_dir());
+        let is_dir = entry.file_type()?.is_dir();
         if is_dir && name.to_string_lossy().starts_with('.') {
-            if let Ok(inner) = std::fs::read_dir(entry.path()) {
-                entries.extend(inner.flatten().map(|child| name.join(child.file_name())));
+            match std::fs::read_dir(entry.path()) {
+                Ok(inner) => {
+                    for child in inner {
+                        entries.push(name.join(child?.file_name()));
+                    }
+                }
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+                Err(error) => return Err(error),
             }
         } else if is_dir && entry.path().join(".git").symlink_metadata().is_ok() {
             entries.push(name.join(".git"));
         }
         entries.push(name);
     }
-    entries
+    Ok(entries)
 }
 
 /// The hooks directory the repository's config names (`core.hooksPath`, e.g.

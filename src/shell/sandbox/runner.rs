@@ -29,6 +29,23 @@ use crate::shell::environment::{EnvironmentPolicy, Filtered};
 #[error("the sandbox cannot start programs: {0}")]
 pub struct SandboxError(pub String);
 
+/// The protected names that existed before a confined program ran.
+#[derive(Debug)]
+pub struct ProtectedWatch<'a> {
+    sandbox: &'a Sandbox,
+    before: Option<Vec<PathBuf>>,
+}
+
+impl ProtectedWatch<'_> {
+    /// Takes back what the program created under protected names; call it once the
+    /// program and everything it started have ended.
+    pub fn take_back(self) -> Blocked {
+        let after = self.sandbox.protected_entries();
+        let created = Sandbox::created_between(self.before.as_deref(), after.as_deref());
+        self.sandbox.take_back(&created)
+    }
+}
+
 /// A workspace's sandbox.
 #[derive(Debug)]
 pub struct Sandbox {
@@ -102,34 +119,44 @@ impl Sandbox {
     }
 
     /// The protected entries that exist now, relative to the workspace and named as
-    /// they are (a link itself). Nothing when the sandbox is off or not settled yet.
-    pub(crate) fn protected_entries(&self) -> Vec<PathBuf> {
+    /// they are (a link itself). `None` when the sandbox is off or not settled yet, or
+    /// the workspace could not be listed whole: two lists compare only when both are
+    /// `Some`.
+    pub(crate) fn protected_entries(&self) -> Option<Vec<PathBuf>> {
         match self.state.get() {
             Some(State::Ready { plan, .. }) => plan.protected_entries(),
-            _ => Vec::new(),
+            _ => None,
         }
     }
 
-    /// The protected paths that exist now, canonical: what a program started now gets
-    /// read-only. Nothing when the sandbox is off or not settled yet.
-    pub(crate) fn protected_now(&self) -> Vec<PathBuf> {
+    /// Where the protected `entries` (from [`Sandbox::protected_entries`]) lead: the
+    /// canonical paths a program started now gets read-only.
+    pub(crate) fn protected_paths_of(&self, entries: &[PathBuf]) -> Vec<PathBuf> {
         match self.state.get() {
-            Some(State::Ready { plan, .. }) => plan.protected_now(),
+            Some(State::Ready { plan, .. }) => plan.canonical(entries),
             _ => Vec::new(),
         }
     }
 
-    /// The protected entries that exist now and were not in `before` (from
-    /// [`Sandbox::protected_entries`]): a confined program created them.
-    pub(crate) fn created_since(&self, before: &[PathBuf]) -> Vec<PathBuf> {
-        self.protected_entries()
-            .into_iter()
-            .filter(|entry| !before.contains(entry))
-            .collect()
+    /// The entries of `after` that are not in `before` (both from
+    /// [`Sandbox::protected_entries`]): a confined program created them. Nothing unless
+    /// both lists are known.
+    pub(crate) fn created_between(
+        before: Option<&[PathBuf]>,
+        after: Option<&[PathBuf]>,
+    ) -> Vec<PathBuf> {
+        match (before, after) {
+            (Some(before), Some(after)) => after
+                .iter()
+                .filter(|entry| !before.contains(entry))
+                .cloned()
+                .collect(),
+            _ => Vec::new(),
+        }
     }
 
     /// Takes back protected entries a confined program created (from
-    /// [`Sandbox::created_since`]): they are moved into `.duet/blocked/` ([`blocked`]).
+    /// [`Sandbox::created_between`]): they are moved into `.duet/blocked/` ([`blocked`]).
     /// Every shell started before is retired, as its programs could make them again
     /// and what could not be moved is read-only only to a shell started after.
     pub(crate) fn take_back(&self, created: &[PathBuf]) -> Blocked {
@@ -141,6 +168,17 @@ impl Sandbox {
         }
         self.view.fetch_add(1, Ordering::SeqCst);
         blocked::take_back(plan.workspace(), created)
+    }
+
+    /// Starts watching the protected names around one confined program (the `--done`
+    /// command, a turn check, a linter): what it creates under them is taken back by
+    /// [`ProtectedWatch::take_back`] once it has ended. Call it once the sandbox has
+    /// settled (after [`Sandbox::command`]), or nothing is watched.
+    pub fn watch_protected(&self) -> ProtectedWatch<'_> {
+        ProtectedWatch {
+            sandbox: self,
+            before: self.protected_entries(),
+        }
     }
 
     /// What protects the user from programs run here, as a probe found it.

@@ -245,3 +245,17 @@ fn a_hooks_directory_inside_the_workspace_is_protected() {
     let paths = protected_paths(&root, &ProtectedPaths::default());
     assert!(paths.contains(&root.join("tools/hooks")), "{paths:?}");
 }
+
+#[test]
+fn created_entries_are_judged_only_between_two_whole_listings() {
+    let listed = |names: &[&str]| Some(names.iter().map(PathBuf::from).collect::<Vec<_>>());
+    let before = listed(&[".git"]);
+    let after = listed(&[".env", ".git"]);
+    assert_eq!(
+        Sandbox::created_between(before.as_deref(), after.as_deref()),
+        [PathBuf::from(".env")]
+    );
+    // A listing missing (not settled, or unreadable) never makes what exists look new.
+    assert!(Sandbox::created_between(None, after.as_deref()).is_empty());
+    assert!(Sandbox::created_between(before.as_deref(), None).is_empty());
+}
