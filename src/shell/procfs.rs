@@ -85,22 +85,11 @@ pub(super) fn session_members(sid: i32) -> Vec<i32> {
         .collect()
 }
 
-/// How many processes live in the process namespace `launcher` starts its children
-/// in: the sandbox's, for the sandbox launcher, whose first child is the namespace's
-/// first process. `None` when `/proc` does not tell (the launcher gone, another
-/// system).
-pub(super) fn namespace_population(launcher: i32) -> Option<usize> {
-    let namespace = std::fs::read_link(format!("/proc/{launcher}/ns/pid_for_children")).ok()?;
-    let entries = std::fs::read_dir("/proc").ok()?;
-    let population = entries
-        .filter_map(|entry| {
-            let pid: i32 = entry.ok()?.file_name().to_str()?.parse().ok()?;
-            let seen = std::fs::read_link(format!("/proc/{pid}/ns/pid")).ok()?;
-            (seen == namespace).then_some(pid)
-        })
-        .count();
-    // The launcher itself lives outside; at least its first child must be inside.
-    (population > 0).then_some(population)
+/// How many processes `root` and everything below it are: for the sandbox launcher,
+/// its whole process namespace, where orphans are adopted by the namespace's first
+/// process. `None` when the tree cannot be read.
+pub(super) fn tree_size(root: i32) -> Option<usize> {
+    descendants(root).map(|tree| tree.len())
 }
 
 /// The fields of `/proc/<pid>/stat` used here.

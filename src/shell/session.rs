@@ -320,7 +320,7 @@ impl Session {
         // Idle at its prompt, the shell's own group has the terminal.
         session.shell_group = session.master.process_group_leader();
         if sandbox.is_some() {
-            session.idle_population = procfs::namespace_population(session.pid);
+            session.idle_population = procfs::tree_size(session.pid);
         }
         Ok(session)
     }
@@ -328,7 +328,7 @@ impl Session {
     /// Whether processes besides the idle shell live in its sandbox (jobs a command
     /// left running), as far as `/proc` tells; true when it cannot tell.
     pub(super) fn runs_jobs(&self) -> bool {
-        match (self.idle_population, procfs::namespace_population(self.pid)) {
+        match (self.idle_population, procfs::tree_size(self.pid)) {
             (Some(idle), Some(now)) => now > idle,
             _ => true,
         }
