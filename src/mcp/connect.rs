@@ -24,7 +24,7 @@ use tokio::process::ChildStderr;
 
 use super::config::{ServerConfig, Source, Transport};
 use super::tool::{ToolShape, shapes};
-use crate::shell::sandbox::Sandbox;
+use crate::shell::sandbox::{Resident, Sandbox};
 use crate::shell::secrets::SecretFilter;
 
 /// How long the handshake and the tool listing may take together.
@@ -37,7 +37,7 @@ pub(crate) type Session = RunningService<RoleClient, ()>;
 /// directory, for a confined server).
 pub(crate) struct Opened {
     pub(crate) session: Session,
-    pub(crate) _confinement: Option<tempfile::TempDir>,
+    pub(crate) _confinement: Option<(tempfile::TempDir, Resident)>,
 }
 
 /// The last line a server wrote to stderr, shared with whoever explains its failure.
@@ -93,7 +93,8 @@ pub(crate) async fn open(
                         .await
                         .map_err(|error| error.to_string())?;
                     process.kill_on_drop(true);
-                    (process, report_dir)
+                    // While it runs, what appears under a protected name may be its.
+                    (process, report_dir.map(|dir| (dir, sandbox.resident())))
                 }
                 Source::User(_) => {
                     let mut process = tokio::process::Command::new(command);

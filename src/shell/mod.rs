@@ -277,13 +277,16 @@ impl Shell {
         let _ = self.sandbox.plan().await;
         let mut before = self.sandbox.protected_entries();
         // Protected names that appeared since the last command ended and that duet's
-        // own tools did not write: while the shell still runs jobs, they made them.
+        // own tools did not write: while the shell still runs jobs, or a project's
+        // server runs in the sandbox, they made them.
         let appeared = before
             .as_deref()
             .map(|now| self.appeared_protected(now))
             .unwrap_or_default();
         let mut blocked = Blocked::default();
-        if !appeared.is_empty() && main.as_ref().is_some_and(Session::runs_jobs) {
+        if !appeared.is_empty()
+            && (self.sandbox.has_residents() || main.as_ref().is_some_and(Session::runs_jobs))
+        {
             *main = None;
             self.set_cwd(&self.root);
             blocked = self.sandbox.take_back(&appeared);

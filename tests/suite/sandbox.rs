@@ -430,9 +430,10 @@ async fn a_read_only_workspace_takes_effect_with_the_next_command() {
 }
 
 /// Protected names that appear between commands are judged by who could have made
-/// them: while a job of the shell runs, it could, and they are taken back before the
-/// next command; with nothing running there they are the user's (kept, read-only from
-/// then on); what duet's own write tool says it wrote is kept even while a job runs.
+/// them: while a job of the shell or a project's server runs in the sandbox, it
+/// could, and they are taken back before the next command; with nothing running there
+/// they are the user's (kept, read-only from then on); what duet's own write tool says
+/// it wrote is kept even while a job runs.
 #[tokio::test]
 async fn protected_names_appearing_between_commands_are_taken_back_only_while_a_job_runs() {
     let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
@@ -463,4 +464,15 @@ async fn protected_names_appearing_between_commands_are_taken_back_only_while_a_
     let outcome = run_outcome(&confined, "true").await;
     assert!(outcome.blocked.is_empty(), "{:?}", outcome.blocked);
     assert_eq!(repo.read(".gitattributes"), "* text\n");
+
+    // No job left, but a project's server runs in the sandbox: it could have.
+    assert_eq!(run(&confined, "kill $(jobs -p); wait").await.0, 0);
+    let server = confined.sandbox().resident();
+    std::fs::write(repo.path().join(".env.local"), "a server's\n").unwrap();
+    let outcome = run_outcome(&confined, "true").await;
+    assert_eq!(outcome.blocked.moved, [PathBuf::from(".env.local")]);
+    drop(server);
+    std::fs::write(repo.path().join(".env.local"), "the user's\n").unwrap();
+    let outcome = run_outcome(&confined, "true").await;
+    assert!(outcome.blocked.is_empty(), "{:?}", outcome.blocked);
 }

@@ -37,7 +37,7 @@ use std::path::PathBuf;
 
 pub use blocked::{BLOCKED_DIR, Blocked};
 pub use report::{Confinement, Layer, LayerName, NetworkIsolation, Protections, WriteLimits};
-pub use runner::{ProtectedWatch, Sandbox, SandboxError};
+pub use runner::{ProtectedWatch, Resident, Sandbox, SandboxError};
 
 pub(crate) use host::{Plan, View};
 

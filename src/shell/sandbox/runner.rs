@@ -13,7 +13,8 @@
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use tempfile::TempDir;
 
@@ -59,6 +60,20 @@ pub struct Sandbox {
     /// Counts changes of what programs see; a shell started under an older view is
     /// replaced before its next command.
     view: AtomicU64,
+    /// How many programs that stay running (a project's MCP servers) are confined
+    /// here now: while any is, a protected name that appears may be theirs.
+    resident: Arc<AtomicUsize>,
+}
+
+/// Held while a program that stays running is confined in the sandbox
+/// ([`Sandbox::resident`]); dropped when it ends.
+#[derive(Debug)]
+pub struct Resident(Arc<AtomicUsize>);
+
+impl Drop for Resident {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 #[derive(Debug)]
@@ -96,6 +111,7 @@ impl Sandbox {
             environment: environment.filter(std::env::vars_os()),
             state: tokio::sync::OnceCell::new(),
             view: AtomicU64::new(0),
+            resident: Arc::new(AtomicUsize::new(0)),
         }
     }
 
@@ -168,6 +184,18 @@ impl Sandbox {
         }
         self.view.fetch_add(1, Ordering::SeqCst);
         blocked::take_back(plan.workspace(), created)
+    }
+
+    /// Marks a program that stays running (a project's MCP server) as confined here
+    /// until the returned guard is dropped.
+    pub fn resident(&self) -> Resident {
+        self.resident.fetch_add(1, Ordering::SeqCst);
+        Resident(Arc::clone(&self.resident))
+    }
+
+    /// Whether a program that stays running is confined here now.
+    pub fn has_residents(&self) -> bool {
+        self.resident.load(Ordering::SeqCst) > 0
     }
 
     /// Starts watching the protected names around one confined program (the `--done`
