@@ -1,7 +1,8 @@
 //! `duet exec` against servers that answer with real servers' recorded bodies
 //! (`tests/fixtures/provider-captures/`, byte for byte): every text answer as sent,
 //! without its terminal event and with its last event unterminated; every tool call
-//! answered and paired by its captured id in the next request; and the request rules a
+//! answered and paired by its captured id in the next request, and, renamed to duet's
+//! `shell`, run by the real shell tool on all three wires; and the request rules a
 //! server was reported to enforce (Mistral's 422 for `stream_options`).
 //!
 //! The decoders' own replay of every capture, chunked every way, is in
@@ -74,6 +75,35 @@ impl Capture {
                 .or_else(|| text.rfind("data: {\"type\":\"message_stop\"")),
         };
         self.body[..cut.expect("a terminal event")].to_vec()
+    }
+
+    /// The body with every captured tool call's name replaced by `to`, as the server
+    /// would have sent it had duet's tools been offered. Names are never split across
+    /// events in these captures; a capture where one is would fail here, loudly.
+    fn with_calls_named(&self, to: &str) -> Vec<u8> {
+        let mut text = String::from_utf8(self.body.clone()).expect("UTF-8");
+        let mut names: Vec<&str> = self.meta["expect"]["tool_calls"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|call| call["tool_name"].as_str().expect("tool_name"))
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        for name in names {
+            let spellings = [
+                format!("\"name\":\"{name}\""),
+                format!("\"name\": \"{name}\""),
+            ];
+            assert!(
+                spellings.iter().any(|spelling| text.contains(spelling)),
+                "the name `{name}` is not in the body whole"
+            );
+            for spelling in spellings {
+                text = text.replace(&spelling, &format!("\"name\":\"{to}\""));
+            }
+        }
+        text.into_bytes()
     }
 
     fn unterminated(&self) -> Vec<u8> {
@@ -177,6 +207,12 @@ async fn exec(wire: &str, bodies: Vec<Vec<u8>>, rules: Vec<Rule>) -> Run {
             ("OPENAI_API_KEY", "test-key".into()),
             ("DUET_MODEL", "captured-model".into()),
         ],
+        "openai-responses" => vec![
+            ("OPENAI_BASE_URL", format!("http://{addr}/v1")),
+            ("OPENAI_API_KEY", "test-key".into()),
+            ("DUET_MODEL", "captured-model".into()),
+            ("DUET_PROVIDER", "openai-responses".into()),
+        ],
         other => panic!("no replay of the {other} wire here"),
     };
     let output = run_duet(
@@ -230,10 +266,20 @@ async fn every_text_answer_is_taken_once_however_its_body_ends() {
     assert!(checked >= 4, "only {checked} text captures");
 }
 
-/// The ids of the tool calls and results in a chat or Anthropic request.
+/// The ids of the tool calls and results in a request of any wire.
 fn call_and_result_ids(request: &Value) -> (Vec<String>, Vec<String>) {
     let mut calls = Vec::new();
     let mut results = Vec::new();
+    // Responses: items of the input.
+    for item in request["input"].as_array().into_iter().flatten() {
+        match item["type"].as_str() {
+            Some("function_call") => calls.extend(item["call_id"].as_str().map(str::to_owned)),
+            Some("function_call_output") => {
+                results.extend(item["call_id"].as_str().map(str::to_owned));
+            }
+            _ => {}
+        }
+    }
     for message in request["messages"].as_array().into_iter().flatten() {
         for call in message["tool_calls"].as_array().into_iter().flatten() {
             calls.extend(call["id"].as_str().map(str::to_owned));
@@ -337,4 +383,100 @@ async fn a_server_that_refuses_stream_options_is_asked_without_them() {
     let text = capture.text().expect("text");
     let first_words: String = text.chars().take(20).collect();
     assert!(run.stdout.contains(&first_words), "{}", run.stdout);
+}
+
+/// The text of every tool result in a request of any wire.
+fn result_texts(request: &Value) -> Vec<String> {
+    let mut texts = Vec::new();
+    for item in request["input"].as_array().into_iter().flatten() {
+        if item["type"] == "function_call_output" {
+            texts.push(item["output"].to_string());
+        }
+    }
+    for message in request["messages"].as_array().into_iter().flatten() {
+        if message["role"] == "tool" {
+            texts.push(message["content"].to_string());
+        }
+        for block in message["content"].as_array().into_iter().flatten() {
+            if block["type"] == "tool_result" {
+                texts.push(block["content"].to_string());
+            }
+        }
+    }
+    texts
+}
+
+/// A short Responses answer in text, to end a run after a captured call (no text-only
+/// Responses capture is on file).
+const RESPONSES_TEXT: &str = "event: response.created\n\
+data: {\"type\":\"response.created\",\"response\":{\"id\":\"resp_end\",\"object\":\"response\",\"status\":\"in_progress\",\"output\":[]},\"sequence_number\":0}\n\n\
+event: response.output_item.added\n\
+data: {\"type\":\"response.output_item.added\",\"output_index\":0,\"item\":{\"id\":\"msg_end\",\"type\":\"message\",\"status\":\"in_progress\",\"role\":\"assistant\",\"content\":[]},\"sequence_number\":1}\n\n\
+event: response.output_text.delta\n\
+data: {\"type\":\"response.output_text.delta\",\"item_id\":\"msg_end\",\"output_index\":0,\"content_index\":0,\"delta\":\"Done.\",\"sequence_number\":2}\n\n\
+event: response.output_item.done\n\
+data: {\"type\":\"response.output_item.done\",\"output_index\":0,\"item\":{\"id\":\"msg_end\",\"type\":\"message\",\"status\":\"completed\",\"role\":\"assistant\",\"content\":[{\"type\":\"output_text\",\"text\":\"Done.\",\"annotations\":[]}]},\"sequence_number\":3}\n\n\
+event: response.completed\n\
+data: {\"type\":\"response.completed\",\"response\":{\"id\":\"resp_end\",\"object\":\"response\",\"status\":\"completed\",\"output\":[{\"id\":\"msg_end\",\"type\":\"message\",\"status\":\"completed\",\"role\":\"assistant\",\"content\":[{\"type\":\"output_text\",\"text\":\"Done.\",\"annotations\":[]}]}],\"usage\":{\"input_tokens\":10,\"output_tokens\":2,\"total_tokens\":12}},\"sequence_number\":4}\n\n";
+
+/// The issue's replay: every tool-call capture of all three wires, its calls renamed
+/// to duet's `shell`, through `duet exec`. The calls reach the real shell tool: those
+/// whose captured arguments carry a `command` run it in the sandbox (`ls`, `pwd`, a
+/// `find`), the others get the shell's own complaint about its arguments; every result
+/// goes back under its captured id, and the run ends on the text that follows.
+#[tokio::test]
+async fn every_captured_call_renamed_to_shell_runs_as_duets_shell() {
+    let mut ran = 0;
+    let mut checked = 0;
+    for id in Capture::all() {
+        let capture = Capture::load(&id);
+        let Some(expected) = capture.meta["expect"]["tool_calls"].as_array() else {
+            continue;
+        };
+        let (follow_up, answer) = match capture.wire() {
+            "openai-chat" | "anthropic" => {
+                let text = Capture::load(if capture.wire() == "anthropic" {
+                    "anthropic-sonnet45-text"
+                } else {
+                    "azure-gpt52chat-text"
+                });
+                let answer: String = text.text().expect("text").chars().take(12).collect();
+                (text.body, answer)
+            }
+            _ => (RESPONSES_TEXT.as_bytes().to_vec(), "Done.".to_owned()),
+        };
+        let run = exec(
+            capture.wire(),
+            vec![capture.with_calls_named("shell"), follow_up],
+            rules(&capture),
+        )
+        .await;
+        assert_eq!(run.code, Some(0), "{id}:\n{}", run.stdout);
+        let ids: Vec<String> = expected
+            .iter()
+            .map(|call| call["id"].as_str().expect("id").to_owned())
+            .collect();
+        let last = run
+            .requests
+            .iter()
+            .rfind(|request| !call_and_result_ids(request).1.is_empty())
+            .unwrap_or_else(|| panic!("{id}: no request carried results:\n{}", run.stdout));
+        assert_eq!(call_and_result_ids(last), (ids.clone(), ids), "{id}");
+        for (call, result) in expected.iter().zip(result_texts(last)) {
+            assert!(!result.contains("no tool named"), "{id}: {result}");
+            if call["tool_args"].get("command").is_some() {
+                assert!(result.contains("exit "), "{id}: the command ran: {result}");
+                ran += 1;
+            } else {
+                assert!(
+                    result.contains("invalid arguments for `shell`"),
+                    "{id}: the shell's own check: {result}"
+                );
+            }
+        }
+        assert!(run.stdout.contains(&answer), "{id}:\n{}", run.stdout);
+        checked += 1;
+    }
+    assert!(checked >= 20, "only {checked} tool-call captures");
+    assert!(ran >= 5, "only {ran} captured commands ran");
 }
