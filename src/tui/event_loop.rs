@@ -342,10 +342,9 @@ async fn edit_in_editor(
     terminal::suspend(guard);
     let target = file.clone();
     let status = tokio::task::spawn_blocking(move || {
-        let mut words = editor.split_whitespace();
-        let program = words.next().unwrap_or("vi");
+        let (program, args) = editor_command(&editor);
         std::process::Command::new(program)
-            .args(words)
+            .args(args)
             .arg(&target)
             .status()
     })
@@ -360,5 +359,43 @@ async fn edit_in_editor(
         Ok(saved) => Ok(Some(saved)),
         Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(error) => Err(error),
+    }
+}
+
+/// The program and arguments `$VISUAL`/`$EDITOR` names, split as a shell would
+/// (`code --wait`, a quoted path with spaces); what does not split (an open quote) is
+/// one program name, and nothing at all is `vi`.
+fn editor_command(editor: &str) -> (String, Vec<String>) {
+    let mut words = shlex::split(editor).unwrap_or_else(|| vec![editor.to_string()]);
+    if words.is_empty() {
+        return ("vi".into(), Vec::new());
+    }
+    let program = words.remove(0);
+    (program, words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::editor_command;
+
+    fn owned(words: &[&str]) -> Vec<String> {
+        words.iter().map(|word| word.to_string()).collect()
+    }
+
+    #[test]
+    fn the_editor_variable_splits_as_a_shell_would() {
+        assert_eq!(
+            editor_command("code --wait"),
+            ("code".into(), owned(&["--wait"]))
+        );
+        assert_eq!(
+            editor_command("'/opt/My Editor/bin/ed' -n"),
+            ("/opt/My Editor/bin/ed".into(), owned(&["-n"]))
+        );
+        assert_eq!(
+            editor_command("vim 'open"),
+            ("vim 'open".into(), Vec::new())
+        );
+        assert_eq!(editor_command("  "), ("vi".into(), Vec::new()));
     }
 }
