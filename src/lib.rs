@@ -20,6 +20,7 @@ pub mod fuzzing;
 pub mod git;
 pub mod lint;
 pub mod mcp;
+pub mod parse_deadline;
 pub mod pathglob;
 pub mod policy;
 pub mod process_group;

@@ -20,12 +20,11 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use similar::{DiffTag, TextDiff};
-use tree_sitter::{InputEdit, Node, ParseOptions, ParseState, Parser, Point, Tree};
+use tree_sitter::{InputEdit, Node, Parser, Point, Tree};
 
 use super::language::Language;
 use super::python;
@@ -343,20 +342,7 @@ fn parse(
             language: language.name(),
             reason: error.to_string(),
         })?;
-    let mut stop_at_deadline = |_: &ParseState| {
-        if Instant::now() >= deadline {
-            ControlFlow::Break(())
-        } else {
-            ControlFlow::Continue(())
-        }
-    };
-    let options = ParseOptions::new().progress_callback(&mut stop_at_deadline);
-    parser
-        .parse_with_options(
-            &mut |offset, _| text.get(offset..).unwrap_or_default(),
-            old_tree,
-            Some(options),
-        )
+    crate::parse_deadline::parse_by(&mut parser, text, old_tree, deadline)
         .ok_or(SyntaxCheckError::TooSlow)
 }
 

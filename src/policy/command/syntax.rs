@@ -15,11 +15,10 @@
 //! than tab and newline (which other parsers, tree-sitter's among them, may read
 //! differently from bash), is [`CommandClass::Unknown`] whatever else it holds.
 
-use std::ops::ControlFlow;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use tree_sitter::{Node, ParseOptions, ParseState, Parser, Tree};
+use tree_sitter::{Node, Parser, Tree};
 
 use super::paths::{Cwd, WriteKind, place_of};
 use super::{
@@ -467,20 +466,7 @@ fn parse(source: &str) -> Option<Tree> {
         .set_language(&tree_sitter_bash::LANGUAGE.into())
         .ok()?;
     let deadline = Instant::now() + PARSE_BUDGET;
-    let mut stop_at_deadline = |_: &ParseState| {
-        if Instant::now() >= deadline {
-            ControlFlow::Break(())
-        } else {
-            ControlFlow::Continue(())
-        }
-    };
-    let options = ParseOptions::new().progress_callback(&mut stop_at_deadline);
-    let bytes = source.as_bytes();
-    parser.parse_with_options(
-        &mut |offset, _| bytes.get(offset..).unwrap_or_default(),
-        None,
-        Some(options),
-    )
+    crate::parse_deadline::parse_by(&mut parser, source.as_bytes(), None, deadline)
 }
 
 fn text<'s>(node: Node<'_>, source: &'s str) -> &'s str {
