@@ -3,7 +3,8 @@
 //! Owns: the file format (`<state dir>/sessions/<id>.jsonl`: a [`Header`] line, then one
 //! [`Record`] per line, appended and flushed as things happen), writing it
 //! ([`SessionWriter`]), reading it back into the conversation's [`Change`]s
-//! ([`load`]), and finding sessions ([`list`], [`find`], [`table`]).
+//! ([`load`]), finding sessions ([`list`], [`find`], [`table`]), and opening the one a
+//! run records to, new or resumed ([`open()`]).
 //! Does not own: what a conversation may contain or how it is repaired (the agent
 //! replays the changes with its own rules), nor when records are written (the agent
 //! decides; it imports this module, never the reverse).
@@ -12,6 +13,7 @@
 //! the first failure is reported once and the session goes on unrecorded.
 
 mod listing;
+mod open;
 mod reader;
 mod record;
 mod writer;
@@ -22,11 +24,12 @@ mod tests;
 use std::path::{Path, PathBuf};
 
 pub use listing::{Listing, SessionInfo, find, list, table};
+pub use open::{Resume, SessionPlan, open};
 pub use reader::{Change, Session, UndoableTurn, load};
 pub use record::{FORMAT_VERSION, Header, Record};
 pub use writer::SessionWriter;
 
-/// Why a session could not be read or recorded.
+/// Why a session could not be read, recorded or continued.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
     #[error("cannot read {path}: {source}")]
@@ -47,6 +50,22 @@ pub enum SessionError {
     },
     #[error("cannot encode a session record: {0}")]
     Encode(#[source] serde_json::Error),
+    #[error(
+        "no session `{id}`; `duet sessions` lists this workspace's sessions \
+         (`duet sessions --all` every workspace's)"
+    )]
+    NoSuchSession { id: String },
+    #[error(
+        "no session to resume in {}; `duet sessions --all` lists every workspace's sessions",
+        workspace.display()
+    )]
+    NothingToResume { workspace: PathBuf },
+    /// A session's conversation and checkpoints are about the files of the workspace
+    /// it was recorded in: it is continued there only.
+    #[error(
+        "session {id} belongs to {workspace}; continue it there: duet -C {workspace} --resume {id}"
+    )]
+    OtherWorkspace { id: String, workspace: String },
 }
 
 /// The file of session `id` under `dir`.

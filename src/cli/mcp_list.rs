@@ -117,23 +117,18 @@ fn describe(out: &mut String, config: &McpConfig, server: &ServerConfig, finding
     let _ = writeln!(out, "{}  ({origin}: {})", server.name, path.display());
     let _ = writeln!(out, "  {}", how.trim_end());
     if let Some(trust) = config.trust.get(&server.name) {
-        let files: Vec<String> = trust
-            .fingerprint
-            .files
-            .iter()
-            .map(|file| file.display().to_string())
-            .collect();
+        let files = trust.fingerprint.files_list();
         let covers = if files.is_empty() {
             "its entry".to_string()
         } else {
-            format!("its entry and {}", files.join(", "))
+            format!("its entry and {files}")
         };
         let state = match trust.state {
             TrustState::Trusted => "trusted",
             TrustState::Changed => "changed since you trusted it",
             TrustState::Unknown => "not trusted",
         };
-        let digest = trust.fingerprint.digest.get(..12).unwrap_or_default();
+        let digest = trust.fingerprint.short();
         let _ = writeln!(out, "  trust: {state} (fingerprint {digest} of {covers})");
     }
     match finding {
@@ -227,21 +222,16 @@ pub fn trust(
                 continue;
             };
             store.trust(workspace, &server.name, &now.fingerprint);
-            let files: Vec<String> = now
-                .fingerprint
-                .files
-                .iter()
-                .map(|file| file.display().to_string())
-                .collect();
+            let files = now.fingerprint.files_list();
             let _ = writeln!(
                 report,
                 "trusted {} as it is now (fingerprint {}{})",
                 server.name,
-                now.fingerprint.digest.get(..12).unwrap_or_default(),
+                now.fingerprint.short(),
                 if files.is_empty() {
                     String::new()
                 } else {
-                    format!(", covering {}", files.join(", "))
+                    format!(", covering {files}")
                 }
             );
         } else if store.revoke(workspace, &server.name) {

@@ -1,0 +1,150 @@
+//! `duet` with no subcommand: the interactive terminal UI, and starting it (also for
+//! `duet demo`).
+//!
+//! Owns: the checks before the UI starts (a terminal on both ends, a model — or the
+//! setup view that picks a local one), the UI's options from the command line and the
+//! keymap file, and the two runtimes the agent and the UI run on. Does not own: the UI
+//! itself (`duet::tui`), the agent (`super::agent`) or the settings
+//! (`super::settings`).
+//! Invariant: problems found before the UI starts go to stderr only when the UI does
+//! not start; when it does, they are shown in it, where they are not lost under the
+//! screen the UI takes over.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use duet::config::{Paths, probe};
+use duet::session::{self, Resume};
+use duet::tui::keymap::Keymap;
+use duet::tui::terminal::Screen;
+
+use super::agent::{AgentStart, AgentThread};
+use super::args::Cli;
+use super::report::{color_allowed, finish, not_configured, setup_error, shown};
+use super::runtime::{runtime, single_thread_runtime};
+use super::settings::{model_client, resolve_settings};
+
+/// Rows of the live area in `--inline` mode.
+const INLINE_ROWS: u16 = 12;
+
+/// `duet [--resume [ID]]`: the terminal UI in `workspace`. With no model configured,
+/// the setup view offers the local model servers it finds first.
+pub fn run(cli: &Cli, paths: &Paths, workspace: PathBuf) -> ExitCode {
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        eprintln!(
+            "duet: the interactive UI needs a terminal; for scripts and pipes use \
+             `duet exec \"task\"`"
+        );
+        return ExitCode::from(2);
+    }
+    let mut problems = Vec::new();
+    let resolved = match resolve_settings(cli, paths, &workspace, &mut problems) {
+        Err(error) if not_configured(&error).is_some() => match pick_local_model(paths) {
+            Ok(true) => {
+                problems.clear();
+                resolve_settings(cli, paths, &workspace, &mut problems)
+            }
+            // The user left the setup view: the same guidance, as text.
+            Ok(false) => Err(error),
+            Err(failure) => return finish(Err(failure)),
+        },
+        resolved => resolved,
+    };
+    let prepared = resolved.and_then(|settings| {
+        let client = model_client(cli, &settings)?;
+        let resume = Resume::from_flag(cli.resume.clone());
+        let session = session::open(
+            &paths.sessions_dir(),
+            &workspace,
+            &settings.endpoint,
+            resume,
+        )?;
+        Ok(AgentStart {
+            settings,
+            client,
+            workspace,
+            session,
+        })
+    });
+    let agent = match prepared {
+        Ok(agent) => agent,
+        Err(error) => {
+            for problem in &problems {
+                eprintln!("duet: {}", shown(problem));
+            }
+            return setup_error(&error);
+        }
+    };
+    let start = TuiStart {
+        intro: Vec::new(),
+        task: None,
+        config_problems: problems,
+    };
+    finish(run_tui(cli, agent, paths, start).map(|()| ExitCode::SUCCESS))
+}
+
+/// The setup view: probes for local model servers and saves the model the user picks.
+/// False when the user left without picking.
+fn pick_local_model(paths: &Paths) -> anyhow::Result<bool> {
+    let chosen = runtime()?.block_on(duet::tui::setup::run(
+        color_allowed(),
+        paths.config_file.clone(),
+        probe::LocalServer::defaults(),
+    ))?;
+    let Some(choice) = chosen else {
+        return Ok(false);
+    };
+    duet::config::init::save_choice(&paths.config_file, &choice)?;
+    Ok(true)
+}
+
+/// What the terminal UI shows and sends before the user types.
+pub struct TuiStart {
+    /// Notices at the top of the transcript.
+    pub intro: Vec<String>,
+    /// A first message sent as if the user had typed it.
+    pub task: Option<String>,
+    /// Mistakes found in the config file (the rest of it applies).
+    pub config_problems: Vec<String>,
+}
+
+/// Runs the terminal UI on the agent `agent` starts, until the user quits.
+pub fn run_tui(cli: &Cli, agent: AgentStart, paths: &Paths, start: TuiStart) -> anyhow::Result<()> {
+    let (keymap, errors) = Keymap::load(&Keymap::user_file(paths));
+    let model = agent.settings.endpoint.model.clone();
+    let workspace = agent.workspace.clone();
+    // The agent and the UI get a runtime and a thread each; blocking work (files, the
+    // post-write checks, checkpoints) goes to the runtime's blocking pool. The UI's
+    // thread drives its own timers and wakeups: on a shared runtime, every frame
+    // deadline was fired by a worker thread that then had to wake the UI thread (two
+    // extra thread switches a frame, measured with strace while streaming), and
+    // network work and frames contended for the same scheduler. One thread for the
+    // agent rather than a worker per core: its work is waiting on the network and on
+    // tools, and a pool of workers mostly woke each other (measured while streaming).
+    let agent_runtime = single_thread_runtime()?;
+    let (handle, events) = {
+        let _entered = agent_runtime.enter();
+        agent.spawn(paths)?
+    };
+    let _agent_thread = AgentThread::spawn(agent_runtime, handle.clone())?;
+    single_thread_runtime()?.block_on(async {
+        let options = duet::tui::TuiOptions {
+            screen: Screen {
+                inline_rows: cli.inline.then_some(INLINE_ROWS),
+                mouse: !cli.no_mouse,
+            },
+            color: color_allowed(),
+            keymap,
+            keymap_errors: errors.iter().map(ToString::to_string).collect(),
+            config_problems: start.config_problems,
+            workspace,
+            model,
+            intro: start.intro,
+            initial_message: start.task,
+            log_file: paths.log_file(),
+        };
+        duet::tui::run(handle, events, options).await?;
+        Ok(())
+    })
+}
