@@ -59,6 +59,22 @@ pub struct Fingerprint {
     pub files: Vec<PathBuf>,
 }
 
+impl Fingerprint {
+    /// The first twelve hex digits, enough to tell two apart on screen.
+    pub fn short(&self) -> &str {
+        self.digest.get(..12).unwrap_or(&self.digest)
+    }
+
+    /// The files read into it, comma-separated; empty when there are none.
+    pub fn files_list(&self) -> String {
+        self.files
+            .iter()
+            .map(|file| file.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum TrustError {
     #[error("cannot read {}: {source}", .path.display())]

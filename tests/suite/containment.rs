@@ -948,24 +948,12 @@ async fn trust_in_a_project_server_ends_when_one_byte_of_it_changes() {
     let listed = duet(&["mcp", "list"]).await;
     let stdout = String::from_utf8_lossy(&listed.stdout);
     assert!(stdout.contains("changed since you trusted it"), "{stdout}");
-    let run = attack(&repo, &decoys, std::slice::from_ref(&wait)).await;
-    assert!(
-        run.stdout.contains("changed since you trusted it"),
-        "{}",
-        run.stdout
-    );
-    assert!(!started().exists(), "{}", run.stdout);
+    assert_refused_as_changed(&repo, &decoys, &wait).await;
 
     // Trusted again, then one byte of its entry.
     assert!(duet(&["mcp", "trust"]).await.status.success());
     std::fs::write(repo.path().join(".mcp.json"), entry("-x")).unwrap();
-    let run = attack(&repo, &decoys, std::slice::from_ref(&wait)).await;
-    assert!(
-        run.stdout.contains("changed since you trusted it"),
-        "{}",
-        run.stdout
-    );
-    assert!(!started().exists(), "{}", run.stdout);
+    assert_refused_as_changed(&repo, &decoys, &wait).await;
 
     // Untrusted by the user: it stays off even as it was.
     std::fs::write(repo.path().join(".mcp.json"), entry("-e")).unwrap();
@@ -973,4 +961,16 @@ async fn trust_in_a_project_server_ends_when_one_byte_of_it_changes() {
     let listed = duet(&["mcp", "list"]).await;
     assert!(String::from_utf8_lossy(&listed.stdout).contains("not trusted in this workspace"));
     assert!(!started().exists());
+}
+
+/// Runs a session and checks that the project's server did not start (its start
+/// script touches `started`), for having changed since the user trusted it.
+async fn assert_refused_as_changed(repo: &TestRepo, decoys: &Decoys, wait: &str) {
+    let run = attack(repo, decoys, &[wait.to_string()]).await;
+    assert!(
+        run.stdout.contains("changed since you trusted it"),
+        "{}",
+        run.stdout
+    );
+    assert!(!repo.path().join("started").exists(), "{}", run.stdout);
 }

@@ -17,6 +17,7 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::http::{Response, StatusCode};
 use axum::routing::post;
+use futures::StreamExt as _;
 use serde_json::Value;
 
 use crate::common::harness::{TestRepo, run_duet};
@@ -124,10 +125,47 @@ struct Rule {
     body: String,
 }
 
+/// One response body, and where to split it: each piece after the first is sent a few
+/// milliseconds after the one before, so duet reads them apart.
+struct Served {
+    bytes: Vec<u8>,
+    splits: Vec<usize>,
+}
+
+impl From<Vec<u8>> for Served {
+    fn from(bytes: Vec<u8>) -> Self {
+        Self {
+            bytes,
+            splits: Vec::new(),
+        }
+    }
+}
+
+impl Served {
+    /// The pieces between the split points.
+    fn pieces(&self) -> Vec<Vec<u8>> {
+        let mut cuts: Vec<usize> = self
+            .splits
+            .iter()
+            .copied()
+            .filter(|cut| *cut > 0 && *cut < self.bytes.len())
+            .collect();
+        cuts.sort_unstable();
+        cuts.dedup();
+        let mut pieces = Vec::new();
+        let mut start = 0;
+        for cut in cuts.into_iter().chain([self.bytes.len()]) {
+            pieces.push(self.bytes[start..cut].to_vec());
+            start = cut;
+        }
+        pieces
+    }
+}
+
 /// Answers each request with the next body (the last one again once they run out),
 /// unless a rule refuses it; keeps every request.
 struct Replayer {
-    bodies: Vec<Vec<u8>>,
+    bodies: Vec<Served>,
     rules: Vec<Rule>,
     requests: Mutex<Vec<Value>>,
 }
@@ -154,9 +192,17 @@ async fn answer(State(replayer): State<Arc<Replayer>>, body: String) -> Response
             .expect("response");
     }
     let index = answered.saturating_sub(1).min(replayer.bodies.len() - 1);
+    let pieces = replayer.bodies[index].pieces();
+    let stream =
+        futures::stream::iter(pieces.into_iter().enumerate()).then(|(number, piece)| async move {
+            if number > 0 {
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+            Ok::<_, std::convert::Infallible>(piece)
+        });
     Response::builder()
         .header("content-type", "text/event-stream")
-        .body(Body::from(replayer.bodies[index].clone()))
+        .body(Body::from_stream(stream))
         .expect("response")
 }
 
@@ -188,7 +234,7 @@ struct Run {
     requests: Vec<Value>,
 }
 
-async fn exec(wire: &str, bodies: Vec<Vec<u8>>, rules: Vec<Rule>) -> Run {
+async fn exec(wire: &str, bodies: Vec<Served>, rules: Vec<Rule>) -> Run {
     let replayer = Arc::new(Replayer {
         bodies,
         rules,
@@ -231,8 +277,9 @@ async fn exec(wire: &str, bodies: Vec<Vec<u8>>, rules: Vec<Rule>) -> Run {
     }
 }
 
-/// Each text capture of the chat and Anthropic wires, as sent and as servers that bend
-/// the framing send it: the answer is printed once, from one request.
+/// Each text capture of the chat and Anthropic wires, as sent, in pieces read apart,
+/// and as servers that bend the framing send it: the answer is printed once, from one
+/// request.
 #[tokio::test]
 async fn every_text_answer_is_taken_once_however_its_body_ends() {
     let mut checked = 0;
@@ -243,12 +290,19 @@ async fn every_text_answer_is_taken_once_however_its_body_ends() {
             continue;
         }
         for (variant, body) in [
-            ("as sent", capture.body.clone()),
+            ("as sent", capture.body.clone().into()),
+            (
+                "in pieces",
+                Served {
+                    bytes: capture.body.clone(),
+                    splits: split_points(&capture.body),
+                },
+            ),
             (
                 "without its terminal event",
-                capture.without_terminal_event(),
+                capture.without_terminal_event().into(),
             ),
-            ("unterminated", capture.unterminated()),
+            ("unterminated", capture.unterminated().into()),
         ] {
             let run = exec(capture.wire(), vec![body], Vec::new()).await;
             assert_eq!(run.code, Some(0), "{id} {variant}:\n{}", run.stdout);
@@ -264,6 +318,25 @@ async fn every_text_answer_is_taken_once_however_its_body_ends() {
         checked += 1;
     }
     assert!(checked >= 4, "only {checked} text captures");
+}
+
+/// Where to split a body for the "in pieces" variant: inside the first event's
+/// `data:`, inside a tool call's arguments, in the middle, inside the first multi-byte
+/// character, and before the last byte.
+fn split_points(body: &[u8]) -> Vec<usize> {
+    let find = |needle: &[u8]| {
+        body.windows(needle.len())
+            .position(|window| window == needle)
+    };
+    let mut points = vec![body.len() / 2, body.len().saturating_sub(1)];
+    points.extend(find(b"data:").map(|at| at + 3));
+    points.extend(
+        find(b"arguments")
+            .or_else(|| find(b"partial_json"))
+            .map(|at| at + 7),
+    );
+    points.extend(body.iter().position(|byte| *byte >= 0x80).map(|at| at + 1));
+    points
 }
 
 /// The ids of the tool calls and results in a request of any wire.
@@ -317,7 +390,7 @@ async fn every_captured_call_is_answered_under_its_own_id() {
         let rules = rules(&capture);
         let run = exec(
             capture.wire(),
-            vec![capture.body.clone(), follow_up.body.clone()],
+            vec![capture.body.clone().into(), follow_up.body.clone().into()],
             rules,
         )
         .await;
@@ -366,7 +439,7 @@ async fn a_server_that_refuses_stream_options_is_asked_without_them() {
     let capture = Capture::load("mistral-small-text");
     let rules = rules(&capture);
     assert_eq!(rules.len(), 1, "the capture's request rule");
-    let run = exec("openai-chat", vec![capture.body.clone()], rules).await;
+    let run = exec("openai-chat", vec![capture.body.clone().into()], rules).await;
     assert_eq!(run.code, Some(0), "{}", run.stdout);
     let asked: Vec<bool> = run
         .requests
@@ -420,7 +493,8 @@ event: response.completed\n\
 data: {\"type\":\"response.completed\",\"response\":{\"id\":\"resp_end\",\"object\":\"response\",\"status\":\"completed\",\"output\":[{\"id\":\"msg_end\",\"type\":\"message\",\"status\":\"completed\",\"role\":\"assistant\",\"content\":[{\"type\":\"output_text\",\"text\":\"Done.\",\"annotations\":[]}]}],\"usage\":{\"input_tokens\":10,\"output_tokens\":2,\"total_tokens\":12}},\"sequence_number\":4}\n\n";
 
 /// The issue's replay: every tool-call capture of all three wires, its calls renamed
-/// to duet's `shell`, through `duet exec`. The calls reach the real shell tool: those
+/// to duet's `shell`, through `duet exec` as sent, in pieces read apart, and (chat and
+/// Anthropic) without its terminal event and unterminated. The calls reach the real shell tool: those
 /// whose captured arguments carry a `command` run it in the sandbox (`ls`, `pwd`, a
 /// `find`), the others get the shell's own complaint about its arguments; every result
 /// goes back under its captured id, and the run ends on the text that follows.
@@ -445,36 +519,75 @@ async fn every_captured_call_renamed_to_shell_runs_as_duets_shell() {
             }
             _ => (RESPONSES_TEXT.as_bytes().to_vec(), "Done.".to_owned()),
         };
-        let run = exec(
-            capture.wire(),
-            vec![capture.with_calls_named("shell"), follow_up],
-            rules(&capture),
-        )
-        .await;
-        assert_eq!(run.code, Some(0), "{id}:\n{}", run.stdout);
-        let ids: Vec<String> = expected
-            .iter()
-            .map(|call| call["id"].as_str().expect("id").to_owned())
-            .collect();
-        let last = run
-            .requests
-            .iter()
-            .rfind(|request| !call_and_result_ids(request).1.is_empty())
-            .unwrap_or_else(|| panic!("{id}: no request carried results:\n{}", run.stdout));
-        assert_eq!(call_and_result_ids(last), (ids.clone(), ids), "{id}");
-        for (call, result) in expected.iter().zip(result_texts(last)) {
-            assert!(!result.contains("no tool named"), "{id}: {result}");
-            if call["tool_args"].get("command").is_some() {
-                assert!(result.contains("exit "), "{id}: the command ran: {result}");
-                ran += 1;
-            } else {
-                assert!(
-                    result.contains("invalid arguments for `shell`"),
-                    "{id}: the shell's own check: {result}"
-                );
-            }
+        let renamed = Capture {
+            meta: capture.meta.clone(),
+            body: capture.with_calls_named("shell"),
+        };
+        let mut variants: Vec<(&str, Served)> = vec![
+            ("as sent", renamed.body.clone().into()),
+            (
+                "in pieces",
+                Served {
+                    bytes: renamed.body.clone(),
+                    splits: split_points(&renamed.body),
+                },
+            ),
+        ];
+        if capture.wire() != "openai-responses" {
+            variants.push((
+                "without its terminal event",
+                renamed.without_terminal_event().into(),
+            ));
+            variants.push(("unterminated", renamed.unterminated().into()));
         }
-        assert!(run.stdout.contains(&answer), "{id}:\n{}", run.stdout);
+        for (variant, body) in variants {
+            let run = exec(
+                capture.wire(),
+                vec![body, follow_up.clone().into()],
+                rules(&capture),
+            )
+            .await;
+            assert_eq!(run.code, Some(0), "{id} {variant}:\n{}", run.stdout);
+            let ids: Vec<String> = expected
+                .iter()
+                .map(|call| call["id"].as_str().expect("id").to_owned())
+                .collect();
+            let last = run
+                .requests
+                .iter()
+                .rfind(|request| !call_and_result_ids(request).1.is_empty())
+                .unwrap_or_else(|| {
+                    panic!(
+                        "{id} {variant}: no request carried results:\n{}",
+                        run.stdout
+                    )
+                });
+            assert_eq!(
+                call_and_result_ids(last),
+                (ids.clone(), ids),
+                "{id} {variant}"
+            );
+            for (call, result) in expected.iter().zip(result_texts(last)) {
+                assert!(
+                    !result.contains("no tool named"),
+                    "{id} {variant}: {result}"
+                );
+                if call["tool_args"].get("command").is_some() {
+                    assert!(result.contains("exit "), "{id} {variant}: {result}");
+                    ran += 1;
+                } else {
+                    assert!(
+                        result.contains("invalid arguments for `shell`"),
+                        "{id} {variant}: the shell's own check: {result}"
+                    );
+                }
+            }
+            assert!(
+                run.stdout.contains(&answer),
+                "{id} {variant}:\n{}",
+                run.stdout
+            );
+        }
         checked += 1;
     }
     assert!(checked >= 20, "only {checked} tool-call captures");
