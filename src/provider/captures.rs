@@ -318,151 +318,35 @@ fn every_capture_decodes_the_same_with_its_last_event_unterminated() {
     }
 }
 
-/// A capture changed only as a report of another server describes (`QUIRKS.md`),
-/// which must still decode to the capture's own answer, whole and in pieces.
-fn check_quirk(id: &str, quirk: &str, change: impl Fn(&str) -> String) {
-    let capture = captures()
-        .into_iter()
-        .find(|capture| capture.id == id)
-        .unwrap_or_else(|| panic!("no capture {id}"));
-    let text = std::str::from_utf8(&capture.body).expect("a capture is UTF-8");
-    let changed = change(text);
-    assert_ne!(changed, text, "{id}: {quirk} changed nothing");
-    let capture = Capture {
-        body: changed.into_bytes(),
-        ..capture
-    };
-    let whole = capture.decode(vec![Bytes::from(capture.body.clone())]);
-    capture.check(quirk, &whole);
-    for seed in 0..CHUNKINGS {
-        let mut random = Xorshift::new(quirk, seed);
-        let pieces = random_pieces(&capture.body, &mut random);
-        capture.check(
-            &format!("{quirk}, in pieces (seed {seed})"),
-            &capture.decode(pieces),
-        );
+/// The quirks as data, shared with the replay through `duet exec`.
+#[path = "../../tests/common/quirks.rs"]
+mod quirks;
+
+/// Each quirk of `quirks.toml` (`QUIRKS.md`): its capture changed only as the report
+/// describes still decodes to the capture's own answer, whole and in pieces.
+#[test]
+fn every_quirk_decodes_to_its_captures_answer() {
+    let all = quirks::all(&directory());
+    assert!(all.len() >= 10, "only {} quirks", all.len());
+    for quirk in all {
+        let capture = captures()
+            .into_iter()
+            .find(|capture| capture.id == quirk.capture)
+            .unwrap_or_else(|| panic!("{}: no capture {}", quirk.name, quirk.capture));
+        let text = std::str::from_utf8(&capture.body).expect("a capture is UTF-8");
+        let capture = Capture {
+            body: quirk.apply(text).into_bytes(),
+            ..capture
+        };
+        let whole = capture.decode(vec![Bytes::from(capture.body.clone())]);
+        capture.check(&quirk.name, &whole);
+        for seed in 0..CHUNKINGS {
+            let mut random = Xorshift::new(&quirk.name, seed);
+            let pieces = random_pieces(&capture.body, &mut random);
+            capture.check(
+                &format!("{} ({}), in pieces (seed {seed})", quirk.name, quirk.report),
+                &capture.decode(pieces),
+            );
+        }
     }
-}
-
-/// `text` with the first `from` replaced by `to`, the rest kept.
-fn replace_first(text: &str, from: &str, to: &str) -> String {
-    text.replacen(from, to, 1)
-}
-
-const VLLM: &str = "vllm-qwen-run_command";
-const VLLM_NAMED: &str = r#""function":{"name":"run_command"}"#;
-const VLLM_CONTINUED: &str = r#""function":{"arguments":"#;
-
-/// vMLX (jjang-ai/vmlx#244, aaif-goose/goose#11686): the opening fragment carries the
-/// id and `"name": ""`, the name comes in the next fragment.
-#[test]
-fn a_name_that_comes_after_the_id() {
-    check_quirk(VLLM, "the name after the id", |text| {
-        let text = replace_first(text, VLLM_NAMED, r#""function":{"name":"","arguments":""}"#);
-        replace_first(
-            &text,
-            VLLM_CONTINUED,
-            r#""function":{"name":"run_command","arguments":"#,
-        )
-    });
-}
-
-/// LM Studio 0.3.16 (lmstudio-bug-tracker#649) and others: `"name": ""` on every
-/// continuation, which must not overwrite the name.
-#[test]
-fn empty_names_on_continuations() {
-    check_quirk(VLLM, "empty names on continuations", |text| {
-        text.replace(VLLM_CONTINUED, r#""function":{"name":"","arguments":"#)
-    });
-}
-
-/// vLLM's tool parsers (vllm-ascend#8178): the name repeated on every fragment, which
-/// must not start another call.
-#[test]
-fn the_name_repeated_on_every_fragment() {
-    check_quirk(VLLM, "the name on every fragment", |text| {
-        text.replace(
-            VLLM_CONTINUED,
-            r#""function":{"name":"run_command","arguments":"#,
-        )
-    });
-}
-
-/// Ollama and LiteLLM (ollama#7963, litellm#35663): `finish_reason: "stop"` although
-/// the turn made calls; the calls still come out.
-#[test]
-fn finish_reason_stop_after_tool_calls() {
-    check_quirk(
-        "ollama-qwen25coder-parallel",
-        "stop instead of tool_calls",
-        |text| {
-            text.replace(
-                r#""finish_reason":"tool_calls""#,
-                r#""finish_reason":"stop""#,
-            )
-        },
-    );
-}
-
-/// ChatMock (RayBytes/ChatMock#114): a finish chunk `tool_calls`, then a trailing one
-/// with `stop`.
-#[test]
-fn two_finish_chunks() {
-    check_quirk(VLLM, "a second finish chunk", |text| {
-        let trailing = "data: {\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"choices\":\
-            [{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n";
-        replace_first(text, "data: [DONE]", &format!("{trailing}data: [DONE]"))
-    });
-}
-
-/// Azure (AzureOpsCrew's recording): extra blank lines between events.
-#[test]
-fn extra_blank_lines_between_events() {
-    check_quirk("azure-gpt52chat-getMyIp", "extra blank lines", |text| {
-        text.replace("\n\ndata: ", "\n\n\n\ndata: ")
-    });
-}
-
-/// OpenRouter: `: OPENROUTER PROCESSING` comment lines before and between events.
-#[test]
-fn keep_alive_comments_between_events() {
-    check_quirk(
-        "openrouter-gptoss120b-text",
-        "keep-alive comments",
-        |text| {
-            let text = text.replace("\n\ndata: ", "\n\n: OPENROUTER PROCESSING\n\ndata: ");
-            format!(": OPENROUTER PROCESSING\n\n{text}")
-        },
-    );
-}
-
-/// Allowed by the SSE specification: `data:` with no space after the colon.
-#[test]
-fn data_fields_without_a_space() {
-    check_quirk("groq-llama33-weather", "data: without a space", |text| {
-        text.replace("data: ", "data:")
-    });
-}
-
-/// vercel/ai#20203: `"tool_calls": []` on every text delta.
-#[test]
-fn empty_tool_call_lists_on_text_deltas() {
-    check_quirk("azure-gpt52chat-text", "empty tool call lists", |text| {
-        text.replace(
-            r#""delta":{"content":"#,
-            r#""delta":{"tool_calls":[],"content":"#,
-        )
-    });
-}
-
-/// Together AI: `"tool_calls": null` in deltas and `finish_reason: "eos"`.
-#[test]
-fn null_tool_calls_and_eos() {
-    check_quirk("azure-gpt52chat-text", "null tool calls and eos", |text| {
-        text.replace(
-            r#""delta":{"content":"#,
-            r#""delta":{"tool_calls":null,"content":"#,
-        )
-        .replace(r#""finish_reason":"stop""#, r#""finish_reason":"eos""#)
-    });
 }

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod harness;
+pub mod quirks;
 /// Generates one test per wire format for each named `async fn name(wire: Wire)`:
 /// `name::anthropic` and `name::openai`.
 macro_rules! for_each_wire {

@@ -504,21 +504,9 @@ async fn every_captured_call_renamed_to_shell_runs_as_duets_shell() {
     let mut checked = 0;
     for id in Capture::all() {
         let capture = Capture::load(&id);
-        let Some(expected) = capture.meta["expect"]["tool_calls"].as_array() else {
+        if capture.meta["expect"]["tool_calls"].as_array().is_none() {
             continue;
-        };
-        let (follow_up, answer) = match capture.wire() {
-            "openai-chat" | "anthropic" => {
-                let text = Capture::load(if capture.wire() == "anthropic" {
-                    "anthropic-sonnet45-text"
-                } else {
-                    "azure-gpt52chat-text"
-                });
-                let answer: String = text.text().expect("text").chars().take(12).collect();
-                (text.body, answer)
-            }
-            _ => (RESPONSES_TEXT.as_bytes().to_vec(), "Done.".to_owned()),
-        };
+        }
         let renamed = Capture {
             meta: capture.meta.clone(),
             body: capture.with_calls_named("shell"),
@@ -541,55 +529,109 @@ async fn every_captured_call_renamed_to_shell_runs_as_duets_shell() {
             variants.push(("unterminated", renamed.unterminated().into()));
         }
         for (variant, body) in variants {
-            let run = exec(
-                capture.wire(),
-                vec![body, follow_up.clone().into()],
-                rules(&capture),
-            )
-            .await;
-            assert_eq!(run.code, Some(0), "{id} {variant}:\n{}", run.stdout);
-            let ids: Vec<String> = expected
-                .iter()
-                .map(|call| call["id"].as_str().expect("id").to_owned())
-                .collect();
-            let last = run
-                .requests
-                .iter()
-                .rfind(|request| !call_and_result_ids(request).1.is_empty())
-                .unwrap_or_else(|| {
-                    panic!(
-                        "{id} {variant}: no request carried results:\n{}",
-                        run.stdout
-                    )
-                });
-            assert_eq!(
-                call_and_result_ids(last),
-                (ids.clone(), ids),
-                "{id} {variant}"
-            );
-            for (call, result) in expected.iter().zip(result_texts(last)) {
-                assert!(
-                    !result.contains("no tool named"),
-                    "{id} {variant}: {result}"
-                );
-                if call["tool_args"].get("command").is_some() {
-                    assert!(result.contains("exit "), "{id} {variant}: {result}");
-                    ran += 1;
-                } else {
-                    assert!(
-                        result.contains("invalid arguments for `shell`"),
-                        "{id} {variant}: the shell's own check: {result}"
-                    );
-                }
-            }
-            assert!(
-                run.stdout.contains(&answer),
-                "{id} {variant}:\n{}",
-                run.stdout
-            );
+            ran += assert_calls_run_as_shell(&format!("{id} {variant}"), &capture, body).await;
         }
         checked += 1;
     }
     assert!(checked >= 20, "only {checked} tool-call captures");
     assert!(ran >= 5, "only {ran} captured commands ran");
+}
+
+/// The text answer that ends a run after `capture`'s calls: a text capture of the same
+/// wire (a short stream of ours for Responses), and the words it prints first.
+fn follow_up(capture: &Capture) -> (Vec<u8>, String) {
+    match capture.wire() {
+        "openai-chat" | "anthropic" => {
+            let text = Capture::load(if capture.wire() == "anthropic" {
+                "anthropic-sonnet45-text"
+            } else {
+                "azure-gpt52chat-text"
+            });
+            let answer: String = text.text().expect("text").chars().take(12).collect();
+            (text.body, answer)
+        }
+        _ => (RESPONSES_TEXT.as_bytes().to_vec(), "Done.".to_owned()),
+    }
+}
+
+/// Runs `duet exec` against `body` (the calls of `capture`, named `shell`) and then
+/// the follow-up text: every call's result goes back under its captured id, those with
+/// a `command` ran it, the others got the shell's own complaint, and the run ended on
+/// the text. Returns how many commands ran.
+async fn assert_calls_run_as_shell(label: &str, capture: &Capture, body: Served) -> usize {
+    let expected = capture.meta["expect"]["tool_calls"]
+        .as_array()
+        .expect("a tool-call capture");
+    let (follow_up, answer) = follow_up(capture);
+    let run = exec(capture.wire(), vec![body, follow_up.into()], rules(capture)).await;
+    assert_eq!(run.code, Some(0), "{label}:\n{}", run.stdout);
+    let ids: Vec<String> = expected
+        .iter()
+        .map(|call| call["id"].as_str().expect("id").to_owned())
+        .collect();
+    let last = run
+        .requests
+        .iter()
+        .rfind(|request| !call_and_result_ids(request).1.is_empty())
+        .unwrap_or_else(|| panic!("{label}: no request carried results:\n{}", run.stdout));
+    assert_eq!(call_and_result_ids(last), (ids.clone(), ids), "{label}");
+    let mut ran = 0;
+    for (call, result) in expected.iter().zip(result_texts(last)) {
+        assert!(!result.contains("no tool named"), "{label}: {result}");
+        if call["tool_args"].get("command").is_some() {
+            assert!(result.contains("exit "), "{label}: {result}");
+            ran += 1;
+        } else {
+            assert!(
+                result.contains("invalid arguments for `shell`"),
+                "{label}: the shell's own check: {result}"
+            );
+        }
+    }
+    assert!(run.stdout.contains(&answer), "{label}:\n{}", run.stdout);
+    ran
+}
+
+/// Each quirk of real servers (`quirks.toml`, from `QUIRKS.md`) through `duet exec`:
+/// its capture changed only as the report describes, calls renamed to `shell`, as
+/// sent and in pieces; a text answer is printed once from one request.
+#[tokio::test]
+async fn every_quirk_passes_through_duet_exec() {
+    let quirks = crate::common::quirks::all(&captures_dir());
+    assert!(quirks.len() >= 10, "only {} quirks", quirks.len());
+    for quirk in quirks {
+        let capture = Capture::load(&quirk.capture);
+        let text = String::from_utf8(capture.body.clone()).expect("UTF-8");
+        let changed = Capture {
+            meta: capture.meta.clone(),
+            body: quirk.apply(&text).into_bytes(),
+        };
+        let is_call = capture.meta["expect"]["tool_calls"].as_array().is_some();
+        let body = if is_call {
+            changed.with_calls_named("shell")
+        } else {
+            changed.body.clone()
+        };
+        let pieces = Served {
+            splits: split_points(&body),
+            bytes: body.clone(),
+        };
+        for (variant, served) in [("as sent", body.clone().into()), ("in pieces", pieces)] {
+            let label = format!("{} ({}) {variant}", quirk.name, quirk.report);
+            if is_call {
+                assert_calls_run_as_shell(&label, &capture, served).await;
+                continue;
+            }
+            let run = exec(capture.wire(), vec![served], rules(&capture)).await;
+            assert_eq!(run.code, Some(0), "{label}:\n{}", run.stdout);
+            assert_eq!(run.requests.len(), 1, "{label}:\n{}", run.stdout);
+            let first_words: String = capture.text().expect("text").chars().take(20).collect();
+            assert_eq!(
+                run.stdout.matches(&first_words).count(),
+                1,
+                "{label}:\n{}",
+                run.stdout
+            );
+        }
+    }
 }
