@@ -20,7 +20,7 @@ use crate::config::{Compaction, ModelInfo};
 use crate::provider::{Block, Message, ModelClient, ModelRequest, Role, StreamEvent, Usage};
 use crate::session::Record;
 
-use super::plan_notes;
+use super::notes_file;
 use super::protocol::{CompactionKind, Event};
 use super::turn::{Agent, StepEnd};
 
@@ -147,11 +147,11 @@ impl Agent {
     /// survive the compaction: right after the summary when there is one, else with
     /// the newest user message. Earlier copies become a stub.
     async fn carry_notes(&mut self, summarised: bool) {
-        let Some(notes) = plan_notes::read(&self.workspace).await else {
+        let Some(notes) = notes_file::read(&self.workspace).await else {
             return;
         };
         let mut messages = self.conversation.messages().to_vec();
-        plan_notes::retire_copies(&mut messages);
+        notes_file::retire_copies(&mut messages);
         if summarised && let Some(summary) = messages.first_mut() {
             // The summary message holds the summary alone, so the notes follow it.
             summary.content.push(Block::Text { text: notes });

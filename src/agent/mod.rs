@@ -19,8 +19,8 @@ mod context;
 mod conversation;
 mod events;
 mod explore;
-mod notes;
-mod plan_notes;
+mod notes_file;
+mod outside_changes;
 mod prime;
 pub mod protocol;
 mod recording;
@@ -47,7 +47,7 @@ use crate::shell::sandbox::Sandbox;
 use crate::shell::{Shell, ShellConfig};
 use crate::tools::{OutputSink, ReadLedger, Registry, ToolCtx, Workspace};
 
-pub use plan_notes::NOTES_FILE;
+pub use notes_file::NOTES_FILE;
 pub use protocol::{BudgetLimit, BudgetReport, Command, CompactionKind, Event, TurnOutcome};
 
 /// Events buffered between the agent and a slow front end before the agent waits.

@@ -17,7 +17,10 @@ use anyhow::Context;
 use duet::agent::{AgentHandle, Event};
 use duet::config::{Paths, Settings};
 use duet::provider::ModelClient;
-use duet::session::SessionPlan;
+use duet::session::{self, Resume, SessionPlan};
+
+use super::args::Cli;
+use super::settings::model_client;
 
 /// How long quitting waits for the agent to record where its turn ended.
 const AGENT_SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
@@ -31,6 +34,30 @@ pub struct AgentStart {
 }
 
 impl AgentStart {
+    /// The model client for `settings` and the session the run records to (`resume`d
+    /// or new): what every front end prepares before it starts the agent.
+    pub fn prepare(
+        cli: &Cli,
+        paths: &Paths,
+        workspace: PathBuf,
+        settings: Settings,
+        resume: Option<Resume>,
+    ) -> anyhow::Result<Self> {
+        let client = model_client(cli, &settings)?;
+        let session = session::open(
+            &paths.sessions_dir(),
+            &workspace,
+            &settings.endpoint,
+            resume,
+        )?;
+        Ok(Self {
+            settings,
+            client,
+            workspace,
+            session,
+        })
+    }
+
     /// Starts the agent on the current runtime; its tool outputs go under `paths`.
     pub fn spawn(
         self,

@@ -16,13 +16,13 @@ use anyhow::Context;
 
 use duet::config::Paths;
 use duet::exec;
-use duet::session::{self, Resume};
+use duet::session::Resume;
 
 use super::agent::AgentStart;
 use super::args::{Cli, ExecArgs};
 use super::report::{color_allowed, finish, setup_error, shown, usage_error};
 use super::runtime::runtime;
-use super::settings::{model_client, resolve_settings};
+use super::settings::resolve_settings;
 
 /// `duet exec`: the run's outcome as its exit status, 2 when the task or the setup is
 /// wrong.
@@ -42,20 +42,7 @@ pub fn run(cli: &Cli, args: &ExecArgs, paths: &Paths, workspace: PathBuf) -> Exi
         for problem in &problems {
             eprintln!("duet: {}", shown(problem));
         }
-        let settings = settings?;
-        let client = model_client(cli, &settings)?;
-        let session = session::open(
-            &paths.sessions_dir(),
-            &workspace,
-            &settings.endpoint,
-            resume,
-        )?;
-        let agent = AgentStart {
-            settings,
-            client,
-            workspace,
-            session,
-        };
+        let agent = AgentStart::prepare(cli, paths, workspace, settings?, resume)?;
         Ok((task, agent))
     });
     let (task, agent) = match prepared {

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use duet::config::{Paths, probe};
-use duet::session::{self, Resume};
+use duet::session::Resume;
 use duet::tui::keymap::Keymap;
 use duet::tui::terminal::Screen;
 
@@ -23,7 +23,7 @@ use super::agent::{AgentStart, AgentThread};
 use super::args::Cli;
 use super::report::{color_allowed, finish, not_configured, setup_error, shown};
 use super::runtime::{runtime, single_thread_runtime};
-use super::settings::{model_client, resolve_settings};
+use super::settings::resolve_settings;
 
 /// Rows of the live area in `--inline` mode.
 const INLINE_ROWS: u16 = 12;
@@ -52,20 +52,8 @@ pub fn run(cli: &Cli, paths: &Paths, workspace: PathBuf) -> ExitCode {
         resolved => resolved,
     };
     let prepared = resolved.and_then(|settings| {
-        let client = model_client(cli, &settings)?;
         let resume = Resume::from_flag(cli.resume.clone());
-        let session = session::open(
-            &paths.sessions_dir(),
-            &workspace,
-            &settings.endpoint,
-            resume,
-        )?;
-        Ok(AgentStart {
-            settings,
-            client,
-            workspace,
-            session,
-        })
+        AgentStart::prepare(cli, paths, workspace, settings, resume)
     });
     let agent = match prepared {
         Ok(agent) => agent,
