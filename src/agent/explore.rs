@@ -29,7 +29,7 @@ use crate::provider::{
     Usage,
 };
 use crate::tools::{
-    Concurrency, OutputSink, ReadLedger, Registry, Tool, ToolCtx, ToolError, ToolOutput,
+    CallInfo, Concurrency, OutputSink, ReadLedger, Registry, Tool, ToolCtx, ToolError, ToolOutput,
     parse_args, schema_for,
 };
 
@@ -99,6 +99,14 @@ impl Tool for Explore {
 
     fn concurrency(&self) -> Concurrency {
         Concurrency::Shared
+    }
+
+    fn describe(&self, args: &serde_json::Map<String, Value>) -> Option<CallInfo> {
+        let question = args.get("question").and_then(Value::as_str)?;
+        Some(CallInfo::new(
+            format!("explore {}", crate::tools::describe::quoted(question)),
+            Vec::new(),
+        ))
     }
 
     async fn run(&self, args: Value, ctx: &ToolCtx) -> Result<ToolOutput, ToolError> {

@@ -227,7 +227,8 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
         model: setup.client.model().to_string(),
         api_key_env: setup.api_key_env,
     };
-    let (conversation, session_usage, restored) = match setup.resume.map(recording::restore) {
+    let restore = |session| recording::restore(session, &tools);
+    let (conversation, session_usage, restored) = match setup.resume.map(restore) {
         Some(restored) => {
             let history = (restored.turns, restored.undoable);
             let event = restored.event;

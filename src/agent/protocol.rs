@@ -13,6 +13,7 @@ use crate::mcp::ServerState;
 use crate::policy::{ApprovalMode, CommandClass, Decision, Protection, Reason};
 use crate::provider::{Message, StopReason, Usage};
 use crate::shell::sandbox::Protections;
+use crate::tools::CallInfo;
 
 /// What a front end asks of the agent.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -80,11 +81,14 @@ pub enum Event {
         call_id: String,
         name: String,
     },
-    /// The call's arguments are complete (raw JSON text as the model wrote it).
+    /// The call's arguments are complete (raw JSON text as the model wrote it), with
+    /// what the call does as its tool describes it: front ends show `info` and never
+    /// decode `arguments` themselves.
     ToolCallReady {
         call_id: String,
         name: String,
         arguments: String,
+        info: CallInfo,
     },
     /// The tool began executing.
     ToolRunBegin {
@@ -166,11 +170,12 @@ pub enum Event {
     },
     /// A resumed session's conversation, as the model will see it; sent once, right
     /// after [`Event::SessionStarted`]. `summaries` holds the one-line summary of each
-    /// tool result, by call id.
+    /// tool result, and `calls` what each tool call does, by call id.
     ConversationRestored {
         session_id: String,
         messages: Vec<Message>,
         summaries: BTreeMap<String, String>,
+        calls: BTreeMap<String, CallInfo>,
     },
     /// The session transcript cannot be saved (sent once): duet keeps working, but the
     /// session cannot be resumed past this point.

@@ -7,11 +7,12 @@
 
 use std::sync::{Mutex, PoisonError};
 
-use crate::provider::{ToolResult, Usage};
+use crate::provider::{Block, ToolResult, Usage};
 use crate::session::{Record, Session, SessionWriter, UndoableTurn};
 
 use super::conversation::Conversation;
 use super::protocol::Event;
+use crate::tools::Registry;
 
 /// The session writer, shared by everything that emits events.
 #[derive(Debug)]
@@ -87,12 +88,25 @@ pub(crate) struct Restored {
     pub(crate) undoable: Vec<UndoableTurn>,
 }
 
-pub(crate) fn restore(session: Session) -> Restored {
+/// `session` made ready to continue; `tools` describe its calls for the front end.
+pub(crate) fn restore(session: Session, tools: &Registry) -> Restored {
     let conversation = Conversation::restore(session.changes);
+    let calls = conversation
+        .messages()
+        .iter()
+        .flat_map(|message| &message.content)
+        .filter_map(|block| match block {
+            Block::ToolCall(call) => {
+                Some((call.id.clone(), tools.describe(&call.name, &call.arguments)))
+            }
+            _ => None,
+        })
+        .collect();
     let event = Event::ConversationRestored {
         session_id: session.header.id,
         messages: conversation.messages().to_vec(),
         summaries: session.summaries,
+        calls,
     };
     Restored {
         conversation,

@@ -276,9 +276,9 @@ impl Agent {
                 .any(|result| result.call_id == call.id && !result.is_error);
             if edits
                 && landed
-                && let Some(path) = path_argument(&call.arguments)
+                && let Some(path) = self.tools.describe(&call.name, &call.arguments).path()
             {
-                self.meter.note_file_changed(&path);
+                self.meter.note_file_changed(path);
             }
         }
         let verdict = self.repetition.observe(calls, results);
@@ -741,6 +741,7 @@ impl Agent {
                 call_id: call.id.clone(),
                 name: call.name.clone(),
                 arguments: call.arguments.clone(),
+                info: self.tools.describe(&call.name, &call.arguments),
             })
             .await;
         let job = self.tools.prepare(&call.name, &call.arguments);
@@ -801,11 +802,6 @@ impl Agent {
 }
 
 /// The `path` argument of a file tool's call.
-fn path_argument(arguments: &str) -> Option<String> {
-    let value: serde_json::Value = serde_json::from_str(arguments).ok()?;
-    value.get("path")?.as_str().map(str::to_string)
-}
-
 /// The end of the model's last text, enough to say where it was.
 fn tail_of_text(text: &str) -> String {
     const MAX_CHARS: usize = 600;

@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use serde::Deserialize;
 
 use crate::provider::Usage;
+use crate::tools::CallInfo;
 
 /// The figures of one run.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -37,7 +38,7 @@ enum Seen {
     ToolCallReady {
         call_id: String,
         name: String,
-        arguments: String,
+        info: CallInfo,
     },
     ToolRunEnd {
         call_id: String,
@@ -59,11 +60,6 @@ struct Outcome {
     kind: String,
 }
 
-#[derive(Deserialize)]
-struct ShellArguments {
-    command: String,
-}
-
 /// Reads the figures from a run's standard output.
 pub fn read(jsonl: &str) -> Transcript {
     let mut transcript = Transcript::default();
@@ -78,12 +74,10 @@ pub fn read(jsonl: &str) -> Transcript {
             Seen::ToolCallReady {
                 call_id,
                 name,
-                arguments,
+                info,
             } => {
-                if name == "shell"
-                    && let Ok(shell) = serde_json::from_str::<ShellArguments>(&arguments)
-                {
-                    transcript.shell_commands.push(shell.command);
+                if let Some(command) = info.command {
+                    transcript.shell_commands.push(command);
                 }
                 names.insert(call_id, name);
             }
@@ -132,6 +126,7 @@ mod tests {
             call_id: id.into(),
             name: name.into(),
             arguments: arguments.into(),
+            info: crate::tools::Registry::core().describe(name, arguments),
         };
         let end = |id: &str, is_error: bool| Event::ToolRunEnd {
             call_id: id.into(),

@@ -706,10 +706,11 @@ impl WorkLog {
             Event::ToolCallReady {
                 call_id,
                 name,
-                arguments,
+                info,
+                ..
             } if name == "write" || name == "edit" => {
-                if let Some(path) = path_argument(arguments) {
-                    self.pending.insert(call_id.clone(), path);
+                if let Some(path) = info.path() {
+                    self.pending.insert(call_id.clone(), path.to_string());
                 }
             }
             Event::ToolRunEnd {
@@ -750,11 +751,6 @@ impl WorkLog {
         }
         by_path
     }
-}
-
-fn path_argument(arguments: &str) -> Option<String> {
-    let value: serde_json::Value = serde_json::from_str(arguments).ok()?;
-    value.get("path")?.as_str().map(str::to_string)
 }
 
 /// `path` as the model gave it (relative to the workspace, or absolute), relative to
@@ -806,11 +802,14 @@ mod tests {
                 call_id: "c1".into(),
                 name: "write".into(),
                 arguments: r#"{"path": "./src/a.txt", "content": "x"}"#.into(),
+                info: crate::tools::Registry::core()
+                    .describe("write", r#"{"path": "./src/a.txt", "content": "x"}"#),
             },
             Event::ToolCallReady {
                 call_id: "c2".into(),
                 name: "edit".into(),
                 arguments: r#"{"path": "b.txt"}"#.into(),
+                info: crate::tools::Registry::core().describe("edit", r#"{"path": "b.txt"}"#),
             },
             Event::ToolRunEnd {
                 call_id: "c1".into(),

@@ -269,10 +269,8 @@ impl Printer for HumanPrinter {
                     self.stream(out, &text)?;
                 }
             }
-            Event::ToolCallReady {
-                name, arguments, ..
-            } => {
-                let call = format!("→ {name} {}", preview(arguments));
+            Event::ToolCallReady { info, .. } => {
+                let call = format!("→ {}", info.summary);
                 let call = self.paint(Style::Cyan, &sanitize(&call));
                 self.line(out, &call)?;
             }
@@ -484,6 +482,7 @@ mod tests {
                 call_id: "c1".into(),
                 name: "read".into(),
                 arguments: "{\"path\":\n \"a.txt\"}".into(),
+                info: crate::tools::Registry::core().describe("read", "{\"path\":\n \"a.txt\"}"),
             },
             Event::ToolRunEnd {
                 call_id: "c1".into(),
@@ -510,7 +509,7 @@ mod tests {
         ]);
         assert_eq!(
             text,
-            "› fix it\nReading the file.\n→ read {\"path\":\"a.txt\"}\n  ✓ read 3 lines of a.txt\n  \
+            "› fix it\nReading the file.\n→ read a.txt\n  ✓ read 3 lines of a.txt\n  \
              ✗ no such file\n    second line\n    --- a/a.txt\n    +++ b/a.txt\n    @@ -1 +1 @@\n    -x\n    \
              +y\n— done (0 tokens in, 0 out)\n"
         );
@@ -594,6 +593,7 @@ mod tests {
                 session_id: "100-1".into(),
                 messages: vec![crate::provider::Message::user_text("task")],
                 summaries: Default::default(),
+                calls: Default::default(),
             },
             Event::TranscriptUnsaved {
                 path: "/s/100-1.jsonl".into(),
@@ -701,6 +701,8 @@ mod tests {
                 call_id: "c1".into(),
                 name: "shell\x1b[2J".into(),
                 arguments: "{\"command\": \"echo \\u001b]0;x\\u0007\"}".into(),
+                info: crate::tools::Registry::core()
+                    .describe("shell\x1b[2J", "{\"command\": \"echo \\u001b]0;x\\u0007\"}"),
             },
             output("out \x1b["),
             output("31mred\x1b]0;t"),

@@ -97,6 +97,7 @@ mod tests {
                 call_id: call_id(),
                 name: "read".into(),
                 arguments: r#"{"path":"calc.py"}"#.into(),
+                info: crate::tools::Registry::core().describe("read", r#"{"path":"calc.py"}"#),
             },
             Event::ToolRunBegin { call_id: call_id() },
             Event::ToolRunEnd {

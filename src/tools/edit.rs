@@ -15,6 +15,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::describe::{self, CallInfo};
 use super::files::{
     Change, apply_change, blocking, existing_file, load_text, not_found, refuse_if_stale,
 };
@@ -68,6 +69,19 @@ impl Tool for Edit {
 
     fn edits_files(&self) -> bool {
         true
+    }
+
+    fn describe(&self, args: &serde_json::Map<String, Value>) -> Option<CallInfo> {
+        let path = describe::text(args, "path")?;
+        let all = if describe::flag(args, "replace_all") {
+            " (every occurrence)"
+        } else {
+            ""
+        };
+        Some(CallInfo::new(
+            format!("edit {path}{all}"),
+            vec![path.to_string()],
+        ))
     }
 
     async fn run(&self, args: Value, ctx: &ToolCtx) -> Result<ToolOutput, ToolError> {

@@ -15,6 +15,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::describe::{self, CallInfo};
 use super::files::{blocking, interrupted, metadata_if_exists, not_found, walk};
 use super::text::{count, thousands};
 use super::{Concurrency, Tool, ToolCtx, ToolError, ToolOutput, Workspace, parse_args, schema_for};
@@ -55,6 +56,19 @@ impl Tool for Glob {
 
     fn concurrency(&self) -> Concurrency {
         Concurrency::Shared
+    }
+
+    fn describe(&self, args: &serde_json::Map<String, Value>) -> Option<CallInfo> {
+        let pattern = describe::text(args, "pattern")?;
+        let path = describe::text(args, "path");
+        let line = match path {
+            Some(path) => format!("glob {pattern} in {path}"),
+            None => format!("glob {pattern}"),
+        };
+        Some(CallInfo::new(
+            line,
+            path.map(str::to_string).into_iter().collect(),
+        ))
     }
 
     async fn run(&self, args: Value, ctx: &ToolCtx) -> Result<ToolOutput, ToolError> {

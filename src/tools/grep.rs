@@ -24,6 +24,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::describe::{self, CallInfo};
 use super::files::{blocking, interrupted, metadata_if_exists, not_found, walk_parallel};
 use super::text::{count, cut_long_line, human_size, thousands};
 use super::{Concurrency, Tool, ToolCtx, ToolError, ToolOutput, Workspace, parse_args, schema_for};
@@ -88,6 +89,22 @@ impl Tool for Grep {
 
     fn concurrency(&self) -> Concurrency {
         Concurrency::Shared
+    }
+
+    fn describe(&self, args: &serde_json::Map<String, Value>) -> Option<CallInfo> {
+        let pattern = describe::text(args, "pattern")?;
+        let mut line = format!("grep {}", describe::quoted(pattern));
+        let path = describe::text(args, "path");
+        if let Some(path) = path {
+            line.push_str(&format!(" in {path}"));
+        }
+        if let Some(glob) = describe::text(args, "glob") {
+            line.push_str(&format!(" ({glob})"));
+        }
+        Some(CallInfo::new(
+            line,
+            path.map(str::to_string).into_iter().collect(),
+        ))
     }
 
     async fn run(&self, args: Value, ctx: &ToolCtx) -> Result<ToolOutput, ToolError> {

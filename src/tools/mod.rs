@@ -10,6 +10,7 @@
 //! followed, so nothing outside the workspace root is read or written, even when the
 //! tree changes between the check and the use.
 
+pub(crate) mod describe;
 mod edit;
 mod files;
 mod glob;
@@ -38,6 +39,7 @@ use crate::policy::{Action, ApprovalRequest, Approver, Decision};
 use crate::provider::ToolSpec;
 use crate::shell::Shell;
 
+pub use describe::{CallInfo, describe_call};
 pub use ledger::{FileStamp, ReadLedger};
 pub use workspace::{PathError, Workspace};
 
@@ -166,6 +168,14 @@ pub trait Tool: Send + Sync {
         false
     }
 
+    /// What a call with `args` does, for people: its one-line summary and the paths
+    /// and command it names. `None` (the default) when the arguments are not the shape
+    /// the tool knows; the call is then shown as compact JSON ([`describe_call`]).
+    fn describe(&self, args: &serde_json::Map<String, Value>) -> Option<CallInfo> {
+        let _ = args;
+        None
+    }
+
     async fn run(&self, args: Value, ctx: &ToolCtx) -> Result<ToolOutput, ToolError>;
 }
 
@@ -212,6 +222,12 @@ impl Registry {
 
     pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
         self.tools.iter().find(|tool| tool.name() == name).cloned()
+    }
+
+    /// What a call of `name` with `arguments` (raw JSON) does, as its tool describes
+    /// it ([`describe_call`]).
+    pub fn describe(&self, name: &str, arguments: &str) -> CallInfo {
+        describe_call(self.get(name).as_deref(), name, arguments)
     }
 
     pub fn names(&self) -> impl Iterator<Item = &str> + '_ {

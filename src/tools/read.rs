@@ -14,6 +14,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::describe::{self, CallInfo};
 use super::files::{
     BINARY_SNIFF_BYTES, beneath_failure, binary_refusal, blocking, has_binary_marker, io_failure,
     not_found,
@@ -66,6 +67,16 @@ impl Tool for Read {
 
     fn concurrency(&self) -> Concurrency {
         Concurrency::Shared
+    }
+
+    fn describe(&self, args: &serde_json::Map<String, Value>) -> Option<CallInfo> {
+        let path = describe::text(args, "path")?;
+        let number = |key: &str| args.get(key).and_then(Value::as_u64);
+        let range = line_range(number("offset"), number("limit"));
+        Some(CallInfo::new(
+            format!("read {path}{range}"),
+            vec![path.to_string()],
+        ))
     }
 
     async fn run(&self, args: Value, ctx: &ToolCtx) -> Result<ToolOutput, ToolError> {
@@ -325,6 +336,18 @@ impl<R: BufRead> LineReader<R> {
                     self.reader.consume(len);
                 }
             }
+        }
+    }
+}
+
+/// `:120-200` for offset 120 and limit 81; nothing when the whole file is read.
+fn line_range(offset: Option<u64>, limit: Option<u64>) -> String {
+    match (offset, limit) {
+        (None, None) => String::new(),
+        (Some(start), None) => format!(":{start}-"),
+        (start, Some(limit)) => {
+            let start = start.unwrap_or(1).max(1);
+            format!(":{start}-{}", start + limit.saturating_sub(1))
         }
     }
 }

@@ -22,6 +22,7 @@ use serde_json::Value;
 use crate::policy::{Action, Decision};
 use crate::shell::{End, Outcome, Recovery, Request};
 
+use super::describe::{self, CallInfo};
 use super::files::interrupted;
 use super::truncate::{ClipLimits, clip};
 use super::{Tool, ToolCtx, ToolError, ToolOutput, Workspace, parse_args, schema_for};
@@ -80,6 +81,26 @@ impl Tool for ShellTool {
 
     fn schema(&self) -> Value {
         schema_for::<ShellArgs>()
+    }
+
+    fn describe(&self, args: &serde_json::Map<String, Value>) -> Option<CallInfo> {
+        let command = describe::text(args, "command")?;
+        let mut lines = command.lines().filter(|line| !line.trim().is_empty());
+        let first = lines.next().unwrap_or_default().trim();
+        let more = match lines.count() {
+            0 => String::new(),
+            more => format!(" (+{more} lines)"),
+        };
+        let isolated = if describe::flag(args, "isolated") {
+            " (isolated)"
+        } else {
+            ""
+        };
+        Some(CallInfo {
+            summary: format!("shell{isolated} $ {first}{more}"),
+            paths: Vec::new(),
+            command: Some(command.to_string()),
+        })
     }
 
     async fn run(&self, args: Value, ctx: &ToolCtx) -> Result<ToolOutput, ToolError> {

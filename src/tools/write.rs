@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use std::path::Path;
 
+use super::describe::{self, CallInfo};
 use super::files::{Change, apply_change, blocking, existing_file, read_bytes, refuse_if_stale};
 use super::text::{count, human_size};
 use super::{Tool, ToolCtx, ToolError, ToolOutput, Workspace, parse_args, schema_for};
@@ -49,6 +50,14 @@ impl Tool for Write {
 
     fn edits_files(&self) -> bool {
         true
+    }
+
+    fn describe(&self, args: &serde_json::Map<String, Value>) -> Option<CallInfo> {
+        let path = describe::text(args, "path")?;
+        Some(CallInfo::new(
+            format!("write {path}"),
+            vec![path.to_string()],
+        ))
     }
 
     async fn run(&self, args: Value, ctx: &ToolCtx) -> Result<ToolOutput, ToolError> {

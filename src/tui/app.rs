@@ -1038,6 +1038,7 @@ mod tests {
                 call_id: id.into(),
                 name: name.into(),
                 arguments: args.into(),
+                info: crate::tools::Registry::core().describe(name, args),
             });
             h.event(Event::ToolRunBegin { call_id: id.into() });
         }
@@ -1081,6 +1082,10 @@ mod tests {
             call_id: "c1".into(),
             name: "shell".into(),
             arguments: serde_json::json!({ "command": command }).to_string(),
+            info: crate::tools::Registry::core().describe(
+                "shell",
+                &serde_json::json!({ "command": command }).to_string(),
+            ),
         });
         let mut painter = Painter::new(Terminal::new(Recording::new(100, 30)).unwrap(), false);
         let now = h.now;

@@ -21,7 +21,6 @@
 //! - Tool cards are expanded by default; ToggleCards collapses finished cards to their
 //!   header and result line. Running cards always show their live output tail.
 
-mod call_summary;
 mod cell;
 mod chunking;
 mod highlight;
@@ -160,11 +159,12 @@ impl Transcript {
             Event::ToolCallReady {
                 call_id,
                 name,
-                arguments,
+                info,
+                ..
             } => {
                 self.end_streams();
                 let index = self.card_or_new(call_id, name, now);
-                self.update_card_at(index, |card| card.ready(name, arguments));
+                self.update_card_at(index, |card| card.ready(name, &info.summary));
             }
             Event::ToolRunBegin { call_id } => {
                 return self.update_card(call_id, |c| c.run_begin(now));
@@ -220,8 +220,14 @@ impl Transcript {
                 session_id,
                 messages,
                 summaries,
+                calls,
             } => {
-                self.restore(messages, summaries, now);
+                let restored = restore::Restored {
+                    messages,
+                    summaries,
+                    calls,
+                };
+                self.restore(restored, now);
                 self.push_notice(&format!("resumed session {session_id}"), NoticeKind::Info);
             }
             Event::TranscriptUnsaved { reason, .. } => {

@@ -8,31 +8,30 @@ use std::time::Instant;
 use super::Transcript;
 use super::cell::Cell;
 use crate::provider::{Block, Message, Role};
+use crate::tools::CallInfo;
+
+/// What a resumed session shows ([`crate::agent::Event::ConversationRestored`]).
+pub(super) struct Restored<'a> {
+    pub messages: &'a [Message],
+    /// Each tool result's one-line summary by call id (the result's first line stands in
+    /// without one).
+    pub summaries: &'a BTreeMap<String, String>,
+    /// What each tool call does, by call id (its tool's name stands in without one).
+    pub calls: &'a BTreeMap<String, CallInfo>,
+}
 
 impl Transcript {
-    /// Shows `messages` as a finished conversation; `summaries` gives each tool result's
-    /// one-line summary by call id (the result's first line stands in without one).
-    pub(super) fn restore(
-        &mut self,
-        messages: &[Message],
-        summaries: &BTreeMap<String, String>,
-        now: Instant,
-    ) {
-        for message in messages {
+    /// Shows `restored` as a finished conversation.
+    pub(super) fn restore(&mut self, restored: Restored<'_>, now: Instant) {
+        for message in restored.messages {
             for block in &message.content {
-                self.restore_block(message.role, block, summaries, now);
+                self.restore_block(message.role, block, &restored, now);
             }
         }
         self.end_step();
     }
 
-    fn restore_block(
-        &mut self,
-        role: Role,
-        block: &Block,
-        summaries: &BTreeMap<String, String>,
-        now: Instant,
-    ) {
+    fn restore_block(&mut self, role: Role, block: &Block, restored: &Restored<'_>, now: Instant) {
         match block {
             Block::Text { text } if role == Role::User => {
                 self.end_streams();
@@ -52,10 +51,15 @@ impl Transcript {
             Block::ToolCall(call) => {
                 self.end_streams();
                 let index = self.card_or_new(&call.id, &call.name, now);
-                self.update_card_at(index, |card| card.ready(&call.name, &call.arguments));
+                let summary = restored
+                    .calls
+                    .get(&call.id)
+                    .map_or(call.name.as_str(), |info| info.summary.as_str());
+                self.update_card_at(index, |card| card.ready(&call.name, summary));
             }
             Block::ToolResult(result) => {
-                let summary = summaries
+                let summary = restored
+                    .summaries
                     .get(&result.call_id)
                     .map_or_else(|| first_line(&result.content), String::clone);
                 self.run_end(

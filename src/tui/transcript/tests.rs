@@ -46,6 +46,7 @@ fn ready(id: &str, name: &str, arguments: &str) -> Event {
         call_id: id.into(),
         name: name.into(),
         arguments: arguments.into(),
+        info: crate::tools::Registry::core().describe(name, arguments),
     }
 }
 
@@ -963,11 +964,24 @@ fn a_restored_conversation_shows_messages_and_finished_cards_at_once() {
         },
     ];
     let summaries = [("a".to_string(), "read 1 line of a.txt".to_string())].into();
+    let tools = crate::tools::Registry::core();
+    let calls = [
+        (
+            "a".to_string(),
+            tools.describe("read", r#"{"path":"a.txt"}"#),
+        ),
+        (
+            "b".to_string(),
+            tools.describe("read", r#"{"path":"b.txt"}"#),
+        ),
+    ]
+    .into();
     transcript.on_event(
         &Event::ConversationRestored {
             session_id: "100-1".into(),
             messages,
             summaries,
+            calls,
         },
         start,
     );

@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use super::call_summary::summarize;
 use super::live_output::LiveOutput;
 use super::wrap::{self, LogicalLine};
 use crate::policy::Decision;
@@ -95,9 +94,10 @@ impl ToolCard {
         }
     }
 
-    pub fn ready(&mut self, name: &str, arguments: &str) {
+    /// The call is complete; `summary` says what it does ([`crate::tools::CallInfo`]).
+    pub fn ready(&mut self, name: &str, summary: &str) {
         self.name = sanitize(name).into_owned();
-        self.call = Some(summarize(name, arguments));
+        self.call = Some(summary.to_string());
         if self.phase == Phase::Writing {
             self.phase = Phase::Ready;
         }
@@ -441,7 +441,7 @@ mod tests {
         let theme = Theme::new(false);
         let start = Instant::now();
         let mut card = ToolCard::new("write", start);
-        card.ready("write", r#"{"path":"big.txt"}"#);
+        card.ready("write", "write big.txt");
         let added: String = (0..30).map(|n| format!("+line {n}\n")).collect();
         card.edit_proposed(&format!(
             "--- /dev/null\n+++ b/big.txt\n@@ -0,0 +1,30 @@\n{added}"
@@ -462,7 +462,7 @@ mod tests {
         let theme = Theme::new(false);
         let start = Instant::now();
         let mut card = ToolCard::new("shell", start);
-        card.ready("shell", r#"{"command":"make"}"#);
+        card.ready("shell", "shell $ make");
         card.run_begin(start);
         card.output("building\n");
         let early = card.rows(40, true, &theme, Some(start)).len();
