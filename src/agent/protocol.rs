@@ -46,7 +46,7 @@ pub enum Command {
 }
 
 /// What the agent reports. Serialized as-is by `duet exec --json`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
     /// The agent is ready. `instructions` lists the project instruction files loaded;
@@ -227,7 +227,7 @@ pub fn compaction_failed_line(reason: &str) -> String {
 }
 
 /// How [`Event::Compacted`] made the conversation smaller.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CompactionKind {
     /// Older tool results were replaced by one-line notes.
@@ -286,7 +286,7 @@ pub enum CheckpointStage {
 }
 
 /// How a turn ended.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TurnOutcome {
     /// The model stopped without asking for more tools.
@@ -302,8 +302,22 @@ pub enum TurnOutcome {
     LoopDetected { message: String },
 }
 
+impl TurnOutcome {
+    /// The outcome's name as `--json` spells it (its `kind`): `finished`,
+    /// `interrupted`, `failed`, `budget_exhausted`, `loop_detected`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TurnOutcome::Finished { .. } => "finished",
+            TurnOutcome::Interrupted => "interrupted",
+            TurnOutcome::Failed { .. } => "failed",
+            TurnOutcome::BudgetExhausted { .. } => "budget_exhausted",
+            TurnOutcome::LoopDetected { .. } => "loop_detected",
+        }
+    }
+}
+
 /// Which budget limit stopped a task.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BudgetLimit {
     Steps,
@@ -324,7 +338,7 @@ impl BudgetLimit {
 }
 
 /// What a task stopped by its budget had done, and where it was.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BudgetReport {
     pub limit: BudgetLimit,
     /// How the limit was reached, e.g. "30 of 30 model calls made".
@@ -375,7 +389,7 @@ impl BudgetReport {
 }
 
 /// What a person is asked to approve.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ApprovalView {
     Edit {
@@ -429,7 +443,7 @@ impl ApprovalView {
 }
 
 /// One hunk of a proposed edit, as offered for approval.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HunkView {
     pub id: HunkId,
     /// `@@ -a,b +c,d @@`
@@ -461,6 +475,69 @@ mod tests {
         assert_eq!(
             retry_line(1, 1, 0, "cut off"),
             "retrying now (attempt 1/1): cut off"
+        );
+    }
+
+    /// Events are a contract both ways: what `duet exec --json` prints reads back as
+    /// the same event (the eval reads runs this way).
+    #[test]
+    fn events_read_back_as_they_were_written() {
+        let events = [
+            Event::SessionStarted {
+                model: "m".into(),
+                workspace: "/w".into(),
+                instructions: vec!["AGENTS.md".into()],
+                mode: ApprovalMode::Auto,
+                sandbox: Protections::example(true, true),
+            },
+            Event::ToolCallReady {
+                call_id: "c1".into(),
+                name: "shell".into(),
+                arguments: r#"{"command":"ls"}"#.into(),
+                info: crate::tools::Registry::core().describe("shell", r#"{"command":"ls"}"#),
+            },
+            Event::ApprovalNeeded {
+                call_id: "c1".into(),
+                why: "writes".into(),
+                request: ApprovalView::Command {
+                    command: "rm -rf x".into(),
+                    cwd: ".".into(),
+                    class: CommandClass::Destructive,
+                    reasons: vec![Reason {
+                        part: "rm -rf x".into(),
+                        class: CommandClass::Destructive,
+                        why: "deletes recursively".into(),
+                    }],
+                    protected: vec![Protection {
+                        path: ".env".into(),
+                        why: "environment file".into(),
+                    }],
+                },
+            },
+            Event::McpServer {
+                server: "fs".into(),
+                state: ServerState::Restarting {
+                    attempt: 2,
+                    reason: "exited".into(),
+                },
+            },
+            Event::TurnEnd {
+                outcome: TurnOutcome::LoopDetected {
+                    message: "the same call three times".into(),
+                },
+            },
+        ];
+        for event in events {
+            let json = serde_json::to_string(&event).expect("serializes");
+            let back: Event = serde_json::from_str(&json).expect(&json);
+            assert_eq!(back, event, "{json}");
+        }
+        let finished = TurnOutcome::Finished {
+            stop_reason: StopReason::EndTurn,
+        };
+        assert_eq!(
+            serde_json::to_value(&finished).expect("json")["kind"],
+            finished.kind()
         );
     }
 }

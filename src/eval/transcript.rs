@@ -2,17 +2,15 @@
 //!
 //! Owns: reading the events an eval needs (model calls, usage, the shell commands the
 //! model asked for, failed edits, how the turn ended) from the JSONL stream.
-//! Does not own: the event format (`agent::protocol::Event`, which this mirrors only
-//! in the fields it reads) or what the figures mean for the verdict ([`super::score`]).
+//! Does not own: the event format (`agent::protocol::Event`, read back as it is) or
+//! what the figures mean for the verdict ([`super::score`]).
 //! Invariant: a line that is not one of these events (or not JSON) is skipped, never
 //! fatal: the run's figures are as complete as the stream is.
 
 use std::collections::HashMap;
 
-use serde::Deserialize;
-
+use crate::agent::Event;
 use crate::provider::Usage;
-use crate::tools::CallInfo;
 
 /// The figures of one run.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -30,71 +28,46 @@ pub struct Transcript {
     pub outcome: Option<String>,
 }
 
-/// The events read, with only the fields read.
-#[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum Seen {
-    StepStarted,
-    ToolCallReady {
-        call_id: String,
-        name: String,
-        info: CallInfo,
-    },
-    ToolRunEnd {
-        call_id: String,
-        is_error: bool,
-    },
-    Usage {
-        session: Usage,
-        session_cost_usd: Option<f64>,
-    },
-    TurnEnd {
-        outcome: Outcome,
-    },
-    #[serde(other)]
-    Other,
-}
-
-#[derive(Deserialize)]
-struct Outcome {
-    kind: String,
-}
-
 /// Reads the figures from a run's standard output.
 pub fn read(jsonl: &str) -> Transcript {
     let mut transcript = Transcript::default();
     // Calls by id → tool name, for the results that follow.
     let mut names: HashMap<String, String> = HashMap::new();
     for line in jsonl.lines() {
-        let Ok(seen) = serde_json::from_str::<Seen>(line) else {
+        // The line's `schema_version` is not one of the event's fields: ignored.
+        let Ok(event) = serde_json::from_str::<Event>(line) else {
             continue;
         };
-        match seen {
-            Seen::StepStarted => transcript.steps += 1,
-            Seen::ToolCallReady {
+        match event {
+            Event::StepStarted { .. } => transcript.steps += 1,
+            Event::ToolCallReady {
                 call_id,
                 name,
                 info,
+                ..
             } => {
                 if let Some(command) = info.command {
                     transcript.shell_commands.push(command);
                 }
                 names.insert(call_id, name);
             }
-            Seen::ToolRunEnd { call_id, is_error } => {
-                if is_error && names.get(&call_id).is_some_and(|name| name == "edit") {
-                    transcript.failed_edits += 1;
-                }
+            Event::ToolRunEnd {
+                call_id,
+                is_error: true,
+                ..
+            } if names.get(&call_id).is_some_and(|name| name == "edit") => {
+                transcript.failed_edits += 1;
             }
-            Seen::Usage {
+            Event::Usage {
                 session,
                 session_cost_usd,
+                ..
             } => {
                 transcript.usage = session;
                 transcript.cost_usd = session_cost_usd;
             }
-            Seen::TurnEnd { outcome } => transcript.outcome = Some(outcome.kind),
-            Seen::Other => {}
+            Event::TurnEnd { outcome } => transcript.outcome = Some(outcome.kind().to_string()),
+            _ => {}
         }
     }
     transcript

@@ -114,8 +114,10 @@ pub struct ModelRequest {
     pub max_tokens: u32,
 }
 
-/// Token counts reported by the provider for one call.
+/// Token counts reported by the provider for one call. A count missing where one is
+/// read back (a session file, a `--json` stream) is zero.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Usage {
     /// Input tokens neither read from nor written to the prompt cache, so the whole
     /// prompt is `input_tokens + cache_read_tokens + cache_write_tokens` on every wire.

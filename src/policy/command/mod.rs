@@ -98,7 +98,7 @@ impl std::fmt::Display for CommandClass {
 }
 
 /// Why one part of a command got its class, for the person approving it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reason {
     /// The part of the command, as written (shortened when long).
     pub part: String,
