@@ -16,7 +16,7 @@ use crate::shell::sandbox::Protections;
 use crate::tools::CallInfo;
 
 /// What a front end asks of the agent.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Command {
     /// A message from the user. Sent while a turn runs, it steers that turn: the model
@@ -46,7 +46,7 @@ pub enum Command {
 }
 
 /// What the agent reports. Serialized as-is by `duet exec --json`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
     /// The agent is ready. `instructions` lists the project instruction files loaded;
@@ -227,7 +227,7 @@ pub fn compaction_failed_line(reason: &str) -> String {
 }
 
 /// How [`Event::Compacted`] made the conversation smaller.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CompactionKind {
     /// Older tool results were replaced by one-line notes.
@@ -268,7 +268,7 @@ pub fn retry_line(attempt: u32, max_attempts: u32, delay_ms: u64, reason: &str) 
 }
 
 /// Which turns [`Command::Undo`] reverts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum UndoScope {
     /// The last turn that changed files and is not undone yet.
@@ -278,7 +278,7 @@ pub enum UndoScope {
 }
 
 /// When a [`Event::CheckpointTaken`] snapshot was taken within its turn.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CheckpointStage {
     Before,
@@ -286,7 +286,7 @@ pub enum CheckpointStage {
 }
 
 /// How a turn ended.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TurnOutcome {
     /// The model stopped without asking for more tools.
@@ -317,7 +317,7 @@ impl TurnOutcome {
 }
 
 /// Which budget limit stopped a task.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum BudgetLimit {
     Steps,
@@ -338,7 +338,7 @@ impl BudgetLimit {
 }
 
 /// What a task stopped by its budget had done, and where it was.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BudgetReport {
     pub limit: BudgetLimit,
     /// How the limit was reached, e.g. "30 of 30 model calls made".
@@ -389,7 +389,7 @@ impl BudgetReport {
 }
 
 /// What a person is asked to approve.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ApprovalView {
     Edit {
@@ -443,7 +443,7 @@ impl ApprovalView {
 }
 
 /// One hunk of a proposed edit, as offered for approval.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HunkView {
     pub id: HunkId,
     /// `@@ -a,b +c,d @@`

@@ -175,6 +175,9 @@ pub struct ExecArgs {
     /// Print one JSON event per line instead of a transcript.
     #[arg(long)]
     pub json: bool,
+    /// Print the JSON Schema of the `--json` lines and exit.
+    #[arg(long)]
+    pub json_schema: bool,
     /// Approve whatever the approval mode would ask about (there is no one to ask).
     #[arg(long, short = 'y')]
     pub yes: bool,

@@ -27,6 +27,11 @@ use super::settings::resolve_settings;
 /// `duet exec`: the run's outcome as its exit status, 2 when the task or the setup is
 /// wrong.
 pub fn run(cli: &Cli, args: &ExecArgs, paths: &Paths, workspace: PathBuf) -> ExitCode {
+    if args.json_schema {
+        let schema = serde_json::to_string_pretty(&exec::jsonl::schema()).unwrap_or_default();
+        println!("{schema}");
+        return ExitCode::SUCCESS;
+    }
     // `duet --resume ID exec "task"` means the same as `duet exec --resume ID "task"`.
     let resume = args.resume.clone().or_else(|| cli.resume.clone());
     let task = match args.done.task_text() {

@@ -24,7 +24,9 @@ pub use lines::LineEnding;
 
 /// Identifies one hunk of a proposed change by its content, so a decision about it
 /// still names the same lines after the diff is recomputed.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(transparent)]
 pub struct HunkId(pub String);
 

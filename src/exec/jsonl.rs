@@ -28,6 +28,24 @@ struct Line<'a> {
     event: &'a Event,
 }
 
+/// The JSON Schema of one `--json` line, for `duet exec --json-schema` and the file
+/// shipped beside README ([`SCHEMA_FILE`]).
+pub fn schema() -> serde_json::Value {
+    /// What a line holds, as the schema describes it: the version beside the event.
+    #[derive(schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct DuetExecJsonLine {
+        /// The line format's version ([`SCHEMA_VERSION`]).
+        schema_version: u32,
+        #[serde(flatten)]
+        event: Event,
+    }
+    serde_json::to_value(schemars::schema_for!(DuetExecJsonLine)).unwrap_or(serde_json::Value::Null)
+}
+
+/// Where the schema is kept in the repository, relative to its root.
+pub const SCHEMA_FILE: &str = "assets/exec-json-schema.json";
+
 pub(super) struct JsonlPrinter;
 
 impl Printer for JsonlPrinter {
@@ -166,5 +184,32 @@ mod tests {
         // The same text to a JSON reader.
         let parsed: serde_json::Value = serde_json::from_str(&line).unwrap();
         assert_eq!(parsed["text"], hostile);
+    }
+
+    /// The schema file shipped in the repository is the one duet generates: a change of
+    /// the events shows in review as a change of this file. `DUET_BLESS=1 cargo test`
+    /// rewrites it.
+    #[test]
+    fn the_shipped_schema_is_the_generated_one() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(SCHEMA_FILE);
+        let generated = serde_json::to_string_pretty(&schema()).expect("schema") + "\n";
+        if std::env::var_os("DUET_BLESS").is_some() {
+            std::fs::write(&path, &generated).expect("write the schema");
+        }
+        let shipped = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            shipped == generated,
+            "{SCHEMA_FILE} is not what duet generates: run `DUET_BLESS=1 cargo test \
+             the_shipped_schema` and review the change"
+        );
+        // Every event type is in it.
+        for kind in [
+            "tool_call_ready",
+            "turn_end",
+            "conversation_restored",
+            "mcp_server",
+        ] {
+            assert!(generated.contains(&format!("\"{kind}\"")), "{kind}");
+        }
     }
 }

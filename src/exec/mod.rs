@@ -13,7 +13,7 @@
 pub mod done;
 pub mod evidence;
 mod human;
-mod jsonl;
+pub mod jsonl;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -36,7 +36,7 @@ pub use tool::ToolShape;
 use supervisor::ServerLink;
 
 /// Where a server is in its life.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum ServerState {
     /// Started, not yet answering.

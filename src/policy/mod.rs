@@ -35,7 +35,9 @@ pub use protected::{
 pub use tracked::GitIndex;
 
 /// How much duet may do without asking.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum ApprovalMode {
     /// Every edit and every shell command that is more than a read waits for a decision.
@@ -127,7 +129,7 @@ pub struct ApprovalRequest {
 }
 
 /// The answer to an [`ApprovalRequest`].
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Decision {
     Approve,

@@ -108,7 +108,7 @@ const DEFAULTS: &[(&str, Kind)] = &[
 ];
 
 /// One protected path and why, as shown to the user and the model.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Protection {
     /// Relative to the workspace root.
     pub path: String,

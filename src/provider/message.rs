@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Who authored a message.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     User,
@@ -15,7 +15,7 @@ pub enum Role {
 }
 
 /// One turn of the conversation.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Message {
     pub role: Role,
     pub content: Vec<Block>,
@@ -47,7 +47,7 @@ impl Message {
 }
 
 /// A piece of message content.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Block {
     Text {
@@ -75,7 +75,7 @@ pub enum Block {
 }
 
 /// A tool invocation requested by the model.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ToolCall {
     pub id: String,
     pub name: String,
@@ -84,7 +84,7 @@ pub struct ToolCall {
 }
 
 /// The answer to one [`ToolCall`].
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ToolResult {
     pub call_id: String,
     pub content: String,
@@ -116,7 +116,9 @@ pub struct ModelRequest {
 
 /// Token counts reported by the provider for one call. A count missing where one is
 /// read back (a session file, a `--json` stream) is zero.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(default)]
 pub struct Usage {
     /// Input tokens neither read from nor written to the prompt cache, so the whole
@@ -147,7 +149,7 @@ impl std::ops::AddAssign for Usage {
 }
 
 /// Why the model stopped.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
     EndTurn,

@@ -20,7 +20,7 @@ use crate::terminal_text::sanitize;
 pub const MAX_SUMMARY_CHARS: usize = 200;
 
 /// A call as people read it, carried in the event that announces it.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CallInfo {
     /// One line: `read src/main.rs:120-200`, `shell $ cargo test (+2 lines)`.
     pub summary: String,

@@ -121,6 +121,40 @@ async fn exec_json_prints_one_event_per_line() {
     assert_eq!(end["outcome"]["kind"], "finished");
     assert_eq!(end["outcome"]["stop_reason"], "end_turn");
     server.assert_no_violations();
+
+    // The protocol is a contract: each line reads back as the event type, and is valid
+    // under the schema `duet exec --json-schema` prints.
+    for line in text(&output.stdout).lines() {
+        serde_json::from_str::<duet::agent::Event>(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    }
+    let schema = run_duet(repo.path(), home.path(), &env, &["exec", "--json-schema"]).await;
+    assert_eq!(schema.status.code(), Some(0));
+    let schema_file = home.path().join("schema.json");
+    let lines_file = home.path().join("lines.jsonl");
+    std::fs::write(&schema_file, &schema.stdout).unwrap();
+    std::fs::write(&lines_file, &output.stdout).unwrap();
+    let check = "import json, sys\n\
+        try:\n    import jsonschema\nexcept ImportError:\n    sys.exit(77)\n\
+        schema = json.load(open(sys.argv[1]))\n\
+        for line in open(sys.argv[2]):\n    jsonschema.validate(json.loads(line), schema)\n";
+    let validated = tokio::process::Command::new("python3")
+        .args(["-c", check])
+        .arg(&schema_file)
+        .arg(&lines_file)
+        .output()
+        .await
+        .expect("python3");
+    match validated.status.code() {
+        Some(0) => {}
+        Some(77) => {
+            assert!(
+                std::env::var_os("DUET_CI").is_none(),
+                "DUET_CI=1 but python's jsonschema is missing (tests/sdk/requirements.txt)"
+            );
+            eprintln!("skipped the schema validation: pip install jsonschema to run it");
+        }
+        _ => panic!("a line breaks the schema: {}", text(&validated.stderr)),
+    }
 }
 
 #[tokio::test]

@@ -53,7 +53,19 @@ use super::protected::{ProtectedPaths, Protection};
 /// the diff and undone; network access can leak the workspace or fetch code but does not
 /// by itself lose data; an unknown command may do anything, including destroy data; a
 /// destructive command is known to lose data (or write where duet does not look).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum CommandClass {
     /// Only reads (files, git history, build checks that write nothing but `target/`).
@@ -98,7 +110,7 @@ impl std::fmt::Display for CommandClass {
 }
 
 /// Why one part of a command got its class, for the person approving it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Reason {
     /// The part of the command, as written (shortened when long).
     pub part: String,

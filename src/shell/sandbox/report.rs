@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 pub(crate) const REPORT_FILE: &str = "sandbox-report.json";
 
 /// One layer of the sandbox as a launcher found it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum Layer {
     Applied { detail: String },
@@ -115,7 +115,7 @@ impl std::str::FromStr for LayerName {
 }
 
 /// Whether commands can reach the network.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum NetworkIsolation {
     /// A network namespace of its own: no interfaces but loopback.
@@ -130,7 +130,7 @@ pub enum NetworkIsolation {
 }
 
 /// Whether commands can write outside the workspace.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum WriteLimits {
     /// Landlock limits writes to the workspace, the private temp dir, configured paths
@@ -144,7 +144,7 @@ pub enum WriteLimits {
 }
 
 /// What a launcher achieved before starting its program.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Confinement {
     pub namespaces: Layer,
     pub network: NetworkIsolation,
@@ -273,7 +273,7 @@ pub(crate) enum Report {
 }
 
 /// Everything that protects the user from the programs duet runs, as actually applied.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Protections {
     #[serde(flatten)]
     pub confinement: Confinement,
