@@ -48,7 +48,9 @@ use crate::shell::{Shell, ShellConfig};
 use crate::tools::{OutputSink, ReadLedger, Registry, ToolCtx, Workspace};
 
 pub use notes_file::NOTES_FILE;
-pub use protocol::{BudgetLimit, BudgetReport, Command, CompactionKind, Event, TurnOutcome};
+pub use protocol::{
+    BudgetLimit, BudgetReport, Command, CompactionKind, Event, MessageId, TurnOutcome,
+};
 
 /// Events buffered between the agent and a slow front end before the agent waits.
 const EVENT_BUFFER: usize = 1024;

@@ -15,20 +15,24 @@ use crate::provider::{Message, StopReason, Usage};
 use crate::shell::sandbox::Protections;
 use crate::tools::CallInfo;
 
+/// Names one user message for the session, chosen by the front end that sends it:
+/// withdrawing and delivery refer to it, so two messages with the same text stay two.
+pub type MessageId = u64;
+
 /// What a front end asks of the agent.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Command {
     /// A message from the user. Sent while a turn runs, it steers that turn: the model
     /// receives it at its next step, after the results of the tools already running.
-    UserMessage { text: String },
+    UserMessage { id: MessageId, text: String },
     /// Cancel the current step: the model stream and any running tools. The conversation
     /// stays valid, and the next message continues it.
     Interrupt,
-    /// Takes back a message sent during a turn that has not reached the model yet (the
-    /// first waiting message with exactly this text). [`Event::MessageWithdrawn`]
-    /// confirms; without it, the message was already delivered.
-    WithdrawMessage { text: String },
+    /// Takes back the message `id`, sent during a turn, if it has not reached the
+    /// model yet. [`Event::MessageWithdrawn`] confirms; without it, the message was
+    /// already delivered.
+    WithdrawMessage { id: MessageId },
     /// Answers the [`Event::ApprovalNeeded`] of `call_id`.
     Decide { call_id: String, decision: Decision },
     /// Switches the approval mode for everything decided from now on, including
@@ -60,10 +64,12 @@ pub enum Event {
     },
     /// A user message was delivered to the model (a steering message included).
     UserMessageDelivered {
+        id: MessageId,
         text: String,
     },
     /// A waiting message was taken back before delivery.
     MessageWithdrawn {
+        id: MessageId,
         text: String,
     },
     /// A model call is about to be sent; `step` counts calls within the turn from 1.

@@ -43,7 +43,7 @@ impl Recorder {
 /// The record an event leaves in the transcript, if any.
 pub(crate) fn record_of(event: &Event) -> Option<Record> {
     let record = match event {
-        Event::UserMessageDelivered { text } => Record::User { text: text.clone() },
+        Event::UserMessageDelivered { text, .. } => Record::User { text: text.clone() },
         Event::ToolRunEnd {
             call_id,
             is_error,

@@ -36,7 +36,7 @@ use super::context;
 use super::conversation::{AssistantDraft, Conversation};
 use super::events::EventSink;
 use super::prime::StreamedPaths;
-use super::protocol::{Command, Event, TurnOutcome};
+use super::protocol::{Command, Event, MessageId, TurnOutcome};
 use super::recovery::{AfterCutOff, AfterFailure, CallSite, Recovery};
 use super::repetition::RepetitionGuard;
 use super::tool_runs::{CancelReason, ToolRuns};
@@ -122,7 +122,7 @@ pub(crate) struct Agent {
     pub(crate) commands: mpsc::UnboundedReceiver<Command>,
     pub(crate) conversation: Conversation,
     /// User messages not yet delivered to the model.
-    pub(crate) pending: Vec<String>,
+    pub(crate) pending: Vec<(MessageId, String)>,
     pub(crate) session_usage: Usage,
     pub(crate) budget: Budget,
     pub(crate) model_info: ModelInfo,
@@ -138,8 +138,8 @@ impl Agent {
     pub(crate) async fn run(mut self) {
         while let Some(command) = self.commands.recv().await {
             match command {
-                Command::UserMessage { text } => {
-                    self.pending.push(text);
+                Command::UserMessage { id, text } => {
+                    self.pending.push((id, text));
                     if self.run_turn().await.is_break() {
                         break;
                     }
@@ -149,7 +149,7 @@ impl Agent {
                     tracing::debug!(call_id, "decision while idle: nothing waits");
                 }
                 Command::SetMode { mode } => self.set_mode(mode).await,
-                Command::WithdrawMessage { text } => self.withdraw(text).await,
+                Command::WithdrawMessage { id } => self.withdraw(id).await,
                 Command::ClearConversation => {
                     self.conversation = Conversation::default();
                     self.events.emit(Event::ConversationCleared).await;
@@ -403,17 +403,19 @@ impl Agent {
             .set_workspace_read_only(mode == ApprovalMode::ReadOnly);
     }
 
-    async fn withdraw(&mut self, text: String) {
-        if let Some(index) = self.pending.iter().position(|pending| *pending == text) {
-            self.pending.remove(index);
-            self.events.emit(Event::MessageWithdrawn { text }).await;
+    async fn withdraw(&mut self, id: MessageId) {
+        if let Some(index) = self.pending.iter().position(|(pending, _)| *pending == id) {
+            let (id, text) = self.pending.remove(index);
+            self.events.emit(Event::MessageWithdrawn { id, text }).await;
         }
     }
 
     async fn deliver_pending(&mut self) {
-        for text in std::mem::take(&mut self.pending) {
+        for (id, text) in std::mem::take(&mut self.pending) {
             self.conversation.push_user_text(text.clone());
-            self.events.emit(Event::UserMessageDelivered { text }).await;
+            self.events
+                .emit(Event::UserMessageDelivered { id, text })
+                .await;
         }
     }
 
@@ -616,8 +618,8 @@ impl Agent {
     /// Handles a command that arrives mid-step; returns how the step ends, if it does.
     async fn on_command_during_step(&mut self, command: Option<Command>) -> Option<StepEnd> {
         match command {
-            Some(Command::UserMessage { text }) => {
-                self.pending.push(text);
+            Some(Command::UserMessage { id, text }) => {
+                self.pending.push((id, text));
                 None
             }
             Some(Command::Decide { call_id, decision }) => {
@@ -628,8 +630,8 @@ impl Agent {
                 self.set_mode(mode).await;
                 None
             }
-            Some(Command::WithdrawMessage { text }) => {
-                self.withdraw(text).await;
+            Some(Command::WithdrawMessage { id }) => {
+                self.withdraw(id).await;
                 None
             }
             Some(Command::ClearConversation) => {

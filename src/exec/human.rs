@@ -241,7 +241,7 @@ impl Printer for HumanPrinter {
                     self.line(out, &gap)?;
                 }
             }
-            Event::UserMessageDelivered { text } => {
+            Event::UserMessageDelivered { text, .. } => {
                 let text = sanitize(text);
                 let mut lines = text.lines();
                 let first = lines.next().unwrap_or_default();
@@ -470,6 +470,7 @@ mod tests {
     fn transcript_reads_like_a_conversation() {
         let text = render(&[
             Event::UserMessageDelivered {
+                id: 1,
                 text: "fix it".into(),
             },
             Event::TextDelta {

@@ -105,6 +105,7 @@ mod tests {
         let call_id = || "c1".to_string();
         let events = [
             Event::UserMessageDelivered {
+                id: 1,
                 text: "what does calc.py do?".into(),
             },
             Event::StepStarted { step: 1 },

@@ -146,7 +146,11 @@ async fn run_observed(
         Format::Human { color } => Box::new(human::HumanPrinter::new(color)),
         Format::Jsonl => Box::new(jsonl::JsonlPrinter),
     };
-    if handle.send(Command::UserMessage { text: task }).is_err() {
+    // The run's one message.
+    if handle
+        .send(Command::UserMessage { id: 1, text: task })
+        .is_err()
+    {
         return Ok(Outcome::Failed);
     }
     let mut interrupted = false;

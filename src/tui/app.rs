@@ -12,7 +12,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout};
 
-use crate::agent::{AgentHandle, Command, Event, TurnOutcome};
+use crate::agent::{AgentHandle, Command, Event, MessageId, TurnOutcome};
 use crate::mcp::ServerState;
 use crate::policy::ApprovalMode;
 use crate::shell::sandbox::Protections;
@@ -22,7 +22,7 @@ use super::composer::{Composer, ComposerOutcome, PendingView};
 use super::help::HelpOverlay;
 use super::keymap::Keymap;
 use super::painter::{Drawn, Scroll};
-use super::pending::{Pending, PendingKind, Withdrawal};
+use super::pending::{Pending, Withdrawal};
 use super::review::{ReviewOutcome, ReviewQueue};
 use super::slash::{self, SlashCommand};
 use super::status::{Activity, McpSummary, StatusInfo, render_status};
@@ -88,6 +88,8 @@ pub struct App {
     review: ReviewQueue,
     composer: Composer,
     pending: Pending,
+    /// Messages sent to the agent so far; the last one's id.
+    messages_sent: MessageId,
     agent: AgentHandle,
     model: String,
     mode: ApprovalMode,
@@ -123,6 +125,7 @@ impl App {
             theme,
             keymap,
             pending: Pending::default(),
+            messages_sent: 0,
             agent,
             model,
             mode: ApprovalMode::default(),
@@ -194,11 +197,11 @@ impl App {
                     context_used: context_used.or(self.spend.context_used),
                 };
             }
-            Event::UserMessageDelivered { text } => {
-                self.pending.delivered(text);
+            Event::UserMessageDelivered { id, .. } => {
+                self.pending.delivered(*id);
             }
-            Event::MessageWithdrawn { text } => {
-                let withdrawn = self.pending.withdrawn(text);
+            Event::MessageWithdrawn { id, text } => {
+                let withdrawn = self.pending.withdrawn(*id);
                 if withdrawn && self.composer.is_empty() {
                     self.composer.set_text(text);
                 }
@@ -401,8 +404,9 @@ impl App {
 
     fn send_message(&mut self, text: String) -> Effect {
         if self.turn_running {
-            self.pending.push(text.clone(), PendingKind::Steer);
-            self.send(Command::UserMessage { text });
+            let id = self.next_message_id();
+            self.pending.steer(id, text.clone());
+            self.send(Command::UserMessage { id, text });
             self.sync_pending_view();
         } else {
             self.start_turn(text);
@@ -412,7 +416,7 @@ impl App {
 
     fn queue(&mut self, text: String) -> Effect {
         if self.turn_running {
-            self.pending.push(text, PendingKind::Queued);
+            self.pending.queue(text);
             self.sync_pending_view();
             Effect::Redraw
         } else {
@@ -423,7 +427,14 @@ impl App {
     /// Sends `text` as the message that starts a turn.
     pub(super) fn start_turn(&mut self, text: String) {
         self.turn_running = true;
-        self.send(Command::UserMessage { text });
+        let id = self.next_message_id();
+        self.send(Command::UserMessage { id, text });
+    }
+
+    /// A new id for a message sent to the agent: they count from 1 in the session.
+    fn next_message_id(&mut self) -> MessageId {
+        self.messages_sent += 1;
+        self.messages_sent
     }
 
     fn withdraw_pending(&mut self) {
@@ -434,7 +445,7 @@ impl App {
                 }
                 self.sync_pending_view();
             }
-            Withdrawal::AskAgent(text) => self.send(Command::WithdrawMessage { text }),
+            Withdrawal::AskAgent(id) => self.send(Command::WithdrawMessage { id }),
             Withdrawal::Nothing => {}
         }
     }
@@ -750,8 +761,12 @@ mod tests {
         }
     }
 
-    fn message(text: &str) -> Command {
-        Command::UserMessage { text: text.into() }
+    /// The `id`th message of the session, `text`.
+    fn message(id: MessageId, text: &str) -> Command {
+        Command::UserMessage {
+            id,
+            text: text.into(),
+        }
     }
 
     fn finished() -> Event {
@@ -776,16 +791,17 @@ mod tests {
     fn a_message_typed_during_a_run_steers_once_and_stays_pending_until_delivered() {
         let mut h = Harness::new();
         h.say("fix the test");
-        assert_eq!(h.sent(), [message("fix the test")]);
+        assert_eq!(h.sent(), [message(1, "fix the test")]);
         h.event(Event::StepStarted { step: 1 });
         h.say("also check b.txt");
         assert_eq!(
             h.sent(),
-            [message("also check b.txt")],
+            [message(2, "also check b.txt")],
             "sent at once, once"
         );
         assert!(h.screen().contains("also check b.txt"), "shown as pending");
         h.event(Event::UserMessageDelivered {
+            id: 2,
             text: "also check b.txt".into(),
         });
         assert_eq!(h.app.pending.messages(), []);
@@ -802,7 +818,7 @@ mod tests {
         h.key(KeyCode::Tab);
         assert_eq!(h.sent(), [], "held while the turn runs");
         h.event(finished());
-        assert_eq!(h.sent(), [message("afterwards")]);
+        assert_eq!(h.sent(), [message(2, "afterwards")]);
     }
 
     #[test]
@@ -823,7 +839,7 @@ mod tests {
         });
         assert_eq!(h.app.activity(), Activity::Idle);
         h.say("correction");
-        assert_eq!(h.sent(), [message("correction")]);
+        assert_eq!(h.sent(), [message(2, "correction")]);
     }
 
     #[test]
@@ -834,13 +850,9 @@ mod tests {
         h.sent();
         h.app
             .on_key(KeyEvent::new(KeyCode::Up, KeyModifiers::ALT), 80, h.now);
-        assert_eq!(
-            h.sent(),
-            [Command::WithdrawMessage {
-                text: "typo".into()
-            }]
-        );
+        assert_eq!(h.sent(), [Command::WithdrawMessage { id: 2 }]);
         h.event(Event::MessageWithdrawn {
+            id: 2,
             text: "typo".into(),
         });
         assert_eq!(h.app.composer.text(), "typo");
@@ -895,7 +907,7 @@ mod tests {
         h.say("/clear");
         assert_eq!(h.sent(), [Command::ClearConversation]);
         h.say("//literally");
-        assert_eq!(h.sent(), [message("/literally")]);
+        assert_eq!(h.sent(), [message(1, "/literally")]);
     }
 
     #[test]
@@ -1020,6 +1032,7 @@ mod tests {
         });
         h.say("why does the parser fail?");
         h.event(Event::UserMessageDelivered {
+            id: 1,
             text: "why does the parser fail?".into(),
         });
         h.event(Event::StepStarted { step: 1 });

@@ -5,11 +5,14 @@
 //! back — until delivered. Pure bookkeeping, tested alone.
 
 pub use super::composer::PendingKind;
+use crate::agent::MessageId;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PendingMessage {
     pub text: String,
     pub kind: PendingKind,
+    /// The id it was sent to the agent under (steers); queued ones have none yet.
+    pub id: Option<MessageId>,
 }
 
 #[derive(Debug, Default)]
@@ -22,8 +25,8 @@ pub struct Pending {
 pub enum Withdrawal {
     /// It was only held here: removed; the text goes back to the input.
     Removed(String),
-    /// It is already with the agent: ask it to withdraw this text.
-    AskAgent(String),
+    /// It is already with the agent: ask it to withdraw the message with this id.
+    AskAgent(MessageId),
     Nothing,
 }
 
@@ -32,18 +35,32 @@ impl Pending {
         &self.messages
     }
 
-    pub fn push(&mut self, text: String, kind: PendingKind) {
-        self.messages.push(PendingMessage { text, kind });
+    /// Holds a message to send when the turn ends.
+    pub fn queue(&mut self, text: String) {
+        self.messages.push(PendingMessage {
+            text,
+            kind: PendingKind::Queued,
+            id: None,
+        });
     }
 
-    /// The agent delivered `text` to the model: the first steer with that text is done.
-    pub fn delivered(&mut self, text: &str) -> bool {
-        self.remove_first(|m| m.kind == PendingKind::Steer && m.text == text)
+    /// Records a steer sent to the agent as message `id`.
+    pub fn steer(&mut self, id: MessageId, text: String) {
+        self.messages.push(PendingMessage {
+            text,
+            kind: PendingKind::Steer,
+            id: Some(id),
+        });
     }
 
-    /// The agent confirmed it withdrew `text`.
-    pub fn withdrawn(&mut self, text: &str) -> bool {
-        self.remove_first(|m| m.kind == PendingKind::Steer && m.text == text)
+    /// The agent delivered message `id` to the model.
+    pub fn delivered(&mut self, id: MessageId) -> bool {
+        self.remove_first(|m| m.id == Some(id))
+    }
+
+    /// The agent confirmed it withdrew message `id`.
+    pub fn withdrawn(&mut self, id: MessageId) -> bool {
+        self.remove_first(|m| m.id == Some(id))
     }
 
     /// The next queued message to send now that the turn ended.
@@ -68,8 +85,14 @@ impl Pending {
             },
             Some(PendingMessage {
                 kind: PendingKind::Steer,
-                text,
-            }) => Withdrawal::AskAgent(text.clone()),
+                id: Some(id),
+                ..
+            }) => Withdrawal::AskAgent(*id),
+            Some(PendingMessage {
+                kind: PendingKind::Steer,
+                id: None,
+                ..
+            }) => Withdrawal::Nothing,
         }
     }
 
@@ -91,26 +114,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_steer_stays_pending_until_delivered_exactly_once() {
+    fn a_steer_stays_pending_until_its_own_delivery() {
         let mut pending = Pending::default();
-        pending.push("also b".into(), PendingKind::Steer);
-        pending.push("also b".into(), PendingKind::Steer);
-        assert!(pending.delivered("also b"));
+        pending.steer(1, "also b".into());
+        pending.steer(2, "also b".into());
+        assert!(pending.delivered(2));
         assert_eq!(
             pending.messages().len(),
             1,
             "one delivery removes one message"
         );
-        assert!(pending.delivered("also b"));
-        assert!(!pending.delivered("also b"));
+        assert_eq!(pending.messages()[0].id, Some(1), "the other one stays");
+        assert!(!pending.delivered(2));
+        assert!(pending.delivered(1));
     }
 
     #[test]
     fn queued_messages_leave_in_order_when_the_turn_ends() {
         let mut pending = Pending::default();
-        pending.push("first".into(), PendingKind::Queued);
-        pending.push("steer".into(), PendingKind::Steer);
-        pending.push("second".into(), PendingKind::Queued);
+        pending.queue("first".into());
+        pending.steer(1, "steer".into());
+        pending.queue("second".into());
         assert_eq!(pending.next_queued().as_deref(), Some("first"));
         assert_eq!(pending.next_queued().as_deref(), Some("second"));
         assert_eq!(pending.next_queued(), None);
@@ -120,15 +144,12 @@ mod tests {
     #[test]
     fn withdrawing_a_queued_message_is_local_and_a_steer_asks_the_agent() {
         let mut pending = Pending::default();
-        pending.push("steer".into(), PendingKind::Steer);
-        pending.push("later".into(), PendingKind::Queued);
+        pending.steer(7, "steer".into());
+        pending.queue("later".into());
         assert_eq!(pending.withdraw_last(), Withdrawal::Removed("later".into()));
-        assert_eq!(
-            pending.withdraw_last(),
-            Withdrawal::AskAgent("steer".into())
-        );
+        assert_eq!(pending.withdraw_last(), Withdrawal::AskAgent(7));
         assert_eq!(pending.messages().len(), 1, "kept until the agent confirms");
-        assert!(pending.withdrawn("steer"));
+        assert!(pending.withdrawn(7));
         assert_eq!(pending.withdraw_last(), Withdrawal::Nothing);
     }
 }

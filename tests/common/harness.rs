@@ -100,6 +100,8 @@ pub struct TestAgent {
     pub handle: AgentHandle,
     events: mpsc::Receiver<Event>,
     pub seen: Vec<Event>,
+    /// Messages sent so far: the last one's id.
+    messages_sent: std::sync::atomic::AtomicU64,
     _outputs: tempfile::TempDir,
 }
 
@@ -148,14 +150,23 @@ impl TestAgent {
             handle,
             events,
             seen: Vec::new(),
+            messages_sent: std::sync::atomic::AtomicU64::new(0),
             _outputs: outputs,
         }
     }
 
-    pub fn send(&self, text: &str) {
+    /// Sends the user message `text`; returns its id.
+    pub fn send(&self, text: &str) -> duet::agent::MessageId {
+        let id = 1 + self
+            .messages_sent
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         self.handle
-            .send(Command::UserMessage { text: text.into() })
+            .send(Command::UserMessage {
+                id,
+                text: text.into(),
+            })
             .expect("agent alive");
+        id
     }
 
     pub fn interrupt(&self) {

@@ -352,7 +352,7 @@ async fn a_message_sent_mid_turn_steers_the_next_step(wire: Wire) {
         .seen
         .iter()
         .filter_map(|e| match e {
-            Event::UserMessageDelivered { text } => Some(text.as_str()),
+            Event::UserMessageDelivered { text, .. } => Some(text.as_str()),
             _ => None,
         })
         .collect();
@@ -423,27 +423,40 @@ async fn responses_reasoning_goes_back_before_its_call() {
     server.assert_no_violations();
 }
 
+/// Messages are named by id: of two waiting messages with the same text, the one
+/// withdrawn never reaches the model and the other one does, once.
 #[tokio::test]
 async fn a_message_withdrawn_before_delivery_never_reaches_the_model() {
     let (server, _repo, mut agent) = start("steer", Wire::Anthropic, ApprovalMode::Auto).await;
     agent.send("read a.txt");
     server.wait_for_gate("steer").await;
-    agent.send("typo: chekc b.txt");
+    agent.send("also check b.txt");
+    let typo = agent.send("also check b.txt");
     agent
         .handle
-        .send(duet::agent::Command::WithdrawMessage {
-            text: "typo: chekc b.txt".into(),
-        })
+        .send(duet::agent::Command::WithdrawMessage { id: typo })
         .unwrap();
     agent
         .wait_for(
             "the withdrawal",
-            |e| matches!(e, Event::MessageWithdrawn { text } if text == "typo: chekc b.txt"),
+            |e| matches!(e, Event::MessageWithdrawn { id, .. } if *id == typo),
         )
         .await;
     server.release("steer");
     agent.turn_end().await;
     let requests = server.requests();
-    assert!(!all_text(&requests[1]).contains("chekc"));
+    assert_eq!(
+        all_text(&requests[1]).matches("also check b.txt").count(),
+        1
+    );
+    let delivered: Vec<u64> = agent
+        .seen
+        .iter()
+        .filter_map(|event| match event {
+            Event::UserMessageDelivered { id, .. } => Some(*id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(delivered, [1, 2]);
     server.assert_no_violations();
 }

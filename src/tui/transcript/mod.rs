@@ -134,12 +134,12 @@ impl Transcript {
                     self.push_notice(&gaps.join("\n"), NoticeKind::Warning);
                 }
             }
-            Event::UserMessageDelivered { text } => {
+            Event::UserMessageDelivered { text, .. } => {
                 self.end_streams();
                 let cell = Cell::user(text, &self.theme);
                 self.push_cell(cell);
             }
-            Event::MessageWithdrawn { text } => {
+            Event::MessageWithdrawn { text, .. } => {
                 self.push_notice(&format!("withdrawn: {text}"), NoticeKind::Info);
             }
             Event::StepStarted { .. } => return self.end_step(),

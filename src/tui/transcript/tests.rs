@@ -31,7 +31,10 @@ fn text(text: &str) -> Event {
 }
 
 fn user(text: &str) -> Event {
-    Event::UserMessageDelivered { text: text.into() }
+    Event::UserMessageDelivered {
+        id: 1,
+        text: text.into(),
+    }
 }
 
 fn begin(id: &str, name: &str) -> Event {
