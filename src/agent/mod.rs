@@ -29,6 +29,7 @@ mod repetition;
 mod scheduler;
 mod tool_runs;
 mod turn;
+pub mod wording;
 
 use std::path::PathBuf;
 use std::sync::Arc;

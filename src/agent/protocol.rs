@@ -227,11 +227,6 @@ pub enum Event {
     },
 }
 
-/// The line front ends show for [`Event::CompactionFailed`].
-pub fn compaction_failed_line(reason: &str) -> String {
-    format!("context compaction failed and is off for this session: {reason}")
-}
-
 /// How [`Event::Compacted`] made the conversation smaller.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -240,37 +235,6 @@ pub enum CompactionKind {
     PrunedToolResults,
     /// Older turns were replaced by a summary the model wrote.
     Summarised,
-}
-
-impl CompactionKind {
-    /// The line front ends show for [`Event::Compacted`].
-    pub fn describe(self, before_tokens_estimate: u64, after_tokens_estimate: u64) -> String {
-        let what = match self {
-            CompactionKind::PrunedToolResults => "pruned older tool results",
-            CompactionKind::Summarised => "summarised older turns",
-        };
-        format!(
-            "context compacted: {what} (~{before_tokens_estimate} → ~{after_tokens_estimate} \
-             tokens)"
-        )
-    }
-}
-
-/// The line front ends show for [`Event::Retrying`]:
-/// `retrying in 2s (attempt 1/5): <reason>`.
-pub fn retry_line(attempt: u32, max_attempts: u32, delay_ms: u64, reason: &str) -> String {
-    let when = match delay_ms {
-        0 => "now".to_string(),
-        ms if ms < 1000 => format!("in {ms}ms"),
-        ms => {
-            let tenths = (ms + 50) / 100;
-            match tenths % 10 {
-                0 => format!("in {}s", tenths / 10),
-                tenth => format!("in {}.{tenth}s", tenths / 10),
-            }
-        }
-    };
-    format!("retrying {when} (attempt {attempt}/{max_attempts}): {reason}")
 }
 
 /// Which turns [`Command::Undo`] reverts.
@@ -363,37 +327,6 @@ pub struct BudgetReport {
     pub last_message: Option<String>,
 }
 
-impl BudgetReport {
-    /// The report as a few lines for a person.
-    pub fn render(&self) -> String {
-        let mut lines = vec![format!(
-            "Stopped by the {}: {}.",
-            self.limit.describe(),
-            self.detail
-        )];
-        let cost = self
-            .cost_usd
-            .map(|cost| format!(", ${cost:.4}"))
-            .unwrap_or_default();
-        lines.push(format!(
-            "Done: {} model calls, {} tool calls, {} tokens{cost}, {:.1} s.",
-            self.steps,
-            self.tools_run,
-            self.tokens,
-            self.elapsed_ms as f64 / 1000.0
-        ));
-        if !self.files_changed.is_empty() {
-            lines.push(format!("Changed: {}.", self.files_changed.join(", ")));
-        }
-        match &self.last_message {
-            Some(text) => lines.push(format!("Left off at: {}", text.trim())),
-            None => lines.push("The model had not said where it was.".to_string()),
-        }
-        lines.push("The task is not finished; send a message to continue it.".to_string());
-        lines.join("\n")
-    }
-}
-
 /// What a person is asked to approve.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -463,26 +396,6 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
-
-    #[test]
-    fn retry_lines_say_when_which_attempt_and_why() {
-        assert_eq!(
-            retry_line(1, 5, 2000, "HTTP 529"),
-            "retrying in 2s (attempt 1/5): HTTP 529"
-        );
-        assert_eq!(
-            retry_line(2, 5, 1449, "reset"),
-            "retrying in 1.4s (attempt 2/5): reset"
-        );
-        assert_eq!(
-            retry_line(3, 5, 20, "reset"),
-            "retrying in 20ms (attempt 3/5): reset"
-        );
-        assert_eq!(
-            retry_line(1, 1, 0, "cut off"),
-            "retrying now (attempt 1/1): cut off"
-        );
-    }
 
     /// Events are a contract both ways: what `duet exec --json` prints reads back as
     /// the same event (the eval reads runs this way).

@@ -13,7 +13,8 @@ use std::collections::HashMap;
 use std::io::Write;
 
 use super::Printer;
-use crate::agent::protocol::{ApprovalView, compaction_failed_line, retry_line};
+use crate::agent::protocol::ApprovalView;
+use crate::agent::wording;
 use crate::agent::{Event, TurnOutcome};
 use crate::mcp::ServerState;
 use crate::policy::Decision;
@@ -355,7 +356,7 @@ impl Printer for HumanPrinter {
                 reason,
                 discarded,
             } => {
-                let mut text = retry_line(*attempt, *max_attempts, *delay_ms, reason);
+                let mut text = wording::retry_line(*attempt, *max_attempts, *delay_ms, reason);
                 if *discarded {
                     text.push_str(" (the partial reply above is discarded)");
                 }
@@ -373,14 +374,14 @@ impl Printer for HumanPrinter {
                         ),
                     ),
                     TurnOutcome::Interrupted => self.paint(Style::Dim, "— interrupted"),
-                    TurnOutcome::Failed { message } => {
-                        self.paint(Style::Red, &format!("error: {}", sanitize(message)))
+                    // `error: ...` stands alone; the others follow a dash.
+                    TurnOutcome::Failed { .. } => {
+                        let line = wording::outcome_line(outcome).unwrap_or_default();
+                        self.paint(Style::Red, &sanitize(&line))
                     }
-                    TurnOutcome::BudgetExhausted { report } => {
-                        self.paint(Style::Red, &format!("— {}", sanitize(&report.render())))
-                    }
-                    TurnOutcome::LoopDetected { message } => {
-                        self.paint(Style::Red, &format!("— {}", sanitize(message)))
+                    TurnOutcome::BudgetExhausted { .. } | TurnOutcome::LoopDetected { .. } => {
+                        let line = wording::outcome_line(outcome).unwrap_or_default();
+                        self.paint(Style::Red, &format!("— {}", sanitize(&line)))
                     }
                 };
                 self.line(out, &text)?;
@@ -416,12 +417,13 @@ impl Printer for HumanPrinter {
                 after_tokens_estimate,
                 kind,
             } => {
-                let text = kind.describe(*before_tokens_estimate, *after_tokens_estimate);
+                let text =
+                    wording::compacted_line(*kind, *before_tokens_estimate, *after_tokens_estimate);
                 let line = self.paint(Style::Dim, &text);
                 self.line(out, &line)?;
             }
             Event::CompactionFailed { reason } => {
-                let text = format!("warning: {}", compaction_failed_line(reason));
+                let text = format!("warning: {}", wording::compaction_failed_line(reason));
                 let line = self.paint(Style::Yellow, &sanitize(&text));
                 self.line(out, &line)?;
             }

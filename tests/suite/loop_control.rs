@@ -113,7 +113,7 @@ async fn the_step_limit_stops_before_the_next_call(wire: Wire) {
     assert_eq!(report.tools_run, 2);
     assert_eq!(report.tokens, 30);
     assert_eq!(report.last_message.as_deref(), Some("Reading b.txt."));
-    let text = report.render();
+    let text = duet::agent::wording::budget_report(&report);
     assert!(
         text.contains("Stopped by the step limit: 2 of 2 model calls made."),
         "{text}"

@@ -44,7 +44,7 @@ use self::scroll::Scroll;
 use self::stream::TextStream;
 use self::tool_card::ToolCard;
 use self::view::Layout;
-use crate::agent::protocol::{compaction_failed_line, retry_line};
+use crate::agent::wording;
 use crate::agent::{Event, TurnOutcome};
 use crate::mcp::ServerState;
 use crate::provider::StopReason;
@@ -204,7 +204,7 @@ impl Transcript {
                 discarded,
             } => {
                 self.end_step();
-                let mut text = retry_line(*attempt, *max_attempts, *delay_ms, reason);
+                let mut text = wording::retry_line(*attempt, *max_attempts, *delay_ms, reason);
                 if *discarded {
                     text.push_str("\nthe partial reply above was discarded");
                 }
@@ -244,11 +244,15 @@ impl Transcript {
                 after_tokens_estimate,
                 kind,
             } => {
-                let text = kind.describe(*before_tokens_estimate, *after_tokens_estimate);
+                let text =
+                    wording::compacted_line(*kind, *before_tokens_estimate, *after_tokens_estimate);
                 self.push_notice(&text, NoticeKind::Info);
             }
             Event::CompactionFailed { reason } => {
-                self.push_notice(&compaction_failed_line(reason), NoticeKind::Warning);
+                self.push_notice(
+                    &wording::compaction_failed_line(reason),
+                    NoticeKind::Warning,
+                );
             }
             // The status bar counts ready servers; trouble gets a line of its own.
             Event::McpServer { server, state } => match state {
@@ -472,12 +476,14 @@ impl Transcript {
                 )),
                 _ => None,
             },
-            TurnOutcome::Interrupted => Some(("interrupted".to_string(), NoticeKind::Warning)),
-            TurnOutcome::Failed { message } => {
-                Some((format!("error: {message}"), NoticeKind::Error))
+            TurnOutcome::Failed { .. } => {
+                wording::outcome_line(outcome).map(|line| (line, NoticeKind::Error))
             }
-            TurnOutcome::BudgetExhausted { report } => Some((report.render(), NoticeKind::Warning)),
-            TurnOutcome::LoopDetected { message } => Some((message.clone(), NoticeKind::Warning)),
+            TurnOutcome::Interrupted
+            | TurnOutcome::BudgetExhausted { .. }
+            | TurnOutcome::LoopDetected { .. } => {
+                wording::outcome_line(outcome).map(|line| (line, NoticeKind::Warning))
+            }
         };
         if let Some((text, kind)) = notice {
             self.push_notice(&text, kind);

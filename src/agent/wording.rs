@@ -1,0 +1,131 @@
+//! The words front ends show for the agent's events, in one place: `duet exec`'s
+//! transcript and the terminal UI say the same thing the same way.
+//!
+//! Owns: the lines for retries, compaction, a budget stop and how a turn ended. Does
+//! not own: the events (`protocol`), styling or layout (each front end), or terminal
+//! safety (front ends sanitise what they print).
+//! Invariant: pure functions of event data; a front end adds only decoration (a `—`,
+//! a colour, a notice kind), never words of its own for these events.
+
+use super::protocol::{BudgetReport, CompactionKind, TurnOutcome};
+
+/// The line for [`super::Event::Retrying`]: `retrying in 2s (attempt 1/5): <reason>`.
+pub fn retry_line(attempt: u32, max_attempts: u32, delay_ms: u64, reason: &str) -> String {
+    let when = match delay_ms {
+        0 => "now".to_string(),
+        ms if ms < 1000 => format!("in {ms}ms"),
+        ms => {
+            let tenths = (ms + 50) / 100;
+            match tenths % 10 {
+                0 => format!("in {}s", tenths / 10),
+                tenth => format!("in {}.{tenth}s", tenths / 10),
+            }
+        }
+    };
+    format!("retrying {when} (attempt {attempt}/{max_attempts}): {reason}")
+}
+
+/// The line for [`super::Event::CompactionFailed`].
+pub fn compaction_failed_line(reason: &str) -> String {
+    format!("context compaction failed and is off for this session: {reason}")
+}
+
+/// The line for [`super::Event::Compacted`].
+pub fn compacted_line(
+    kind: CompactionKind,
+    before_tokens_estimate: u64,
+    after_tokens_estimate: u64,
+) -> String {
+    let what = match kind {
+        CompactionKind::PrunedToolResults => "pruned older tool results",
+        CompactionKind::Summarised => "summarised older turns",
+    };
+    format!(
+        "context compacted: {what} (~{before_tokens_estimate} → ~{after_tokens_estimate} tokens)"
+    )
+}
+
+/// A task stopped by its budget, as a few lines for a person.
+pub fn budget_report(report: &BudgetReport) -> String {
+    let mut lines = vec![format!(
+        "Stopped by the {}: {}.",
+        report.limit.describe(),
+        report.detail
+    )];
+    let cost = report
+        .cost_usd
+        .map(|cost| format!(", ${cost:.4}"))
+        .unwrap_or_default();
+    lines.push(format!(
+        "Done: {} model calls, {} tool calls, {} tokens{cost}, {:.1} s.",
+        report.steps,
+        report.tools_run,
+        report.tokens,
+        report.elapsed_ms as f64 / 1000.0
+    ));
+    if !report.files_changed.is_empty() {
+        lines.push(format!("Changed: {}.", report.files_changed.join(", ")));
+    }
+    match &report.last_message {
+        Some(text) => lines.push(format!("Left off at: {}", text.trim())),
+        None => lines.push("The model had not said where it was.".to_string()),
+    }
+    lines.push("The task is not finished; send a message to continue it.".to_string());
+    lines.join("\n")
+}
+
+/// What to say of a turn that did not simply finish: `interrupted`, `error: ...`, the
+/// budget report, the loop; `None` for a finished turn (each front end has its own
+/// closing line for that).
+pub fn outcome_line(outcome: &TurnOutcome) -> Option<String> {
+    match outcome {
+        TurnOutcome::Finished { .. } => None,
+        TurnOutcome::Interrupted => Some("interrupted".to_string()),
+        TurnOutcome::Failed { message } => Some(format!("error: {message}")),
+        TurnOutcome::BudgetExhausted { report } => Some(budget_report(report)),
+        TurnOutcome::LoopDetected { message } => Some(message.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    #[test]
+    fn retry_lines_say_when_which_attempt_and_why() {
+        assert_eq!(
+            retry_line(1, 5, 2000, "HTTP 529"),
+            "retrying in 2s (attempt 1/5): HTTP 529"
+        );
+        assert_eq!(
+            retry_line(2, 5, 1449, "reset"),
+            "retrying in 1.4s (attempt 2/5): reset"
+        );
+        assert_eq!(
+            retry_line(3, 5, 20, "reset"),
+            "retrying in 20ms (attempt 3/5): reset"
+        );
+        assert_eq!(
+            retry_line(1, 1, 0, "cut off"),
+            "retrying now (attempt 1/1): cut off"
+        );
+    }
+
+    #[test]
+    fn outcomes_other_than_finished_have_a_line() {
+        let failed = TurnOutcome::Failed {
+            message: "HTTP 401".into(),
+        };
+        assert_eq!(outcome_line(&failed).as_deref(), Some("error: HTTP 401"));
+        assert_eq!(
+            outcome_line(&TurnOutcome::Interrupted).as_deref(),
+            Some("interrupted")
+        );
+        let finished = TurnOutcome::Finished {
+            stop_reason: crate::provider::StopReason::EndTurn,
+        };
+        assert_eq!(outcome_line(&finished), None);
+    }
+}
