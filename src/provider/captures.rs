@@ -106,29 +106,14 @@ impl Capture {
         }
     }
 
-    /// The body without its wire's terminal event, ending cleanly where it began, as
-    /// servers that never send it end theirs; `None` where the terminal event is the
-    /// only place the answer says it finished (Responses).
+    /// The body without its wire's terminal event ([`framing::without_terminal_event`]).
     fn without_terminal_event(&self) -> Option<Vec<u8>> {
-        let text = std::str::from_utf8(&self.body).expect("a capture is UTF-8");
-        let start = match self.wire.as_str() {
-            "openai-chat" => text.rfind("data: [DONE]")?,
-            "anthropic" => text
-                .rfind("event: message_stop")
-                .or_else(|| text.rfind("data: {\"type\":\"message_stop\""))?,
-            _ => return None,
-        };
-        Some(self.body[..start].to_vec())
+        framing::without_terminal_event(&self.wire, &self.body)
     }
 
-    /// The body with its last event left unterminated (no blank line after it).
+    /// The body with its last event left unterminated.
     fn unterminated(&self) -> Vec<u8> {
-        let end = self
-            .body
-            .iter()
-            .rposition(|byte| !matches!(byte, b'\n' | b'\r'))
-            .map_or(0, |last| last + 1);
-        self.body[..end].to_vec()
+        framing::unterminated(&self.body)
     }
 
     /// Checks that `outcome` is a whole answer equal to the sidecar's.
@@ -318,7 +303,10 @@ fn every_capture_decodes_the_same_with_its_last_event_unterminated() {
     }
 }
 
-/// The quirks as data, shared with the replay through `duet exec`.
+#[path = "../../tests/common/framing.rs"]
+mod framing;
+/// The quirks as data, and the framings servers bend, shared with the replay through
+/// `duet exec`.
 #[path = "../../tests/common/quirks.rs"]
 mod quirks;
 

@@ -3,6 +3,7 @@
 // Each suite uses only some helpers, so unused ones must not fail the build.
 #![allow(dead_code)]
 
+pub mod framing;
 pub mod harness;
 pub mod quirks;
 /// Generates one test per wire format for each named `async fn name(wire: Wire)`:

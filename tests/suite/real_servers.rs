@@ -20,6 +20,7 @@ use axum::routing::post;
 use futures::StreamExt as _;
 use serde_json::Value;
 
+use crate::common::framing;
 use crate::common::harness::{TestRepo, run_duet};
 
 fn captures_dir() -> PathBuf {
@@ -68,14 +69,7 @@ impl Capture {
 
     /// The body without the wire's terminal event, as servers that never send it end.
     fn without_terminal_event(&self) -> Vec<u8> {
-        let text = std::str::from_utf8(&self.body).expect("UTF-8");
-        let cut = match self.wire() {
-            "openai-chat" => text.rfind("data: [DONE]"),
-            _ => text
-                .rfind("event: message_stop")
-                .or_else(|| text.rfind("data: {\"type\":\"message_stop\"")),
-        };
-        self.body[..cut.expect("a terminal event")].to_vec()
+        framing::without_terminal_event(self.wire(), &self.body).expect("a terminal event")
     }
 
     /// The body with every captured tool call's name replaced by `to`, as the server
@@ -108,12 +102,7 @@ impl Capture {
     }
 
     fn unterminated(&self) -> Vec<u8> {
-        let end = self
-            .body
-            .iter()
-            .rposition(|byte| !matches!(byte, b'\n' | b'\r'))
-            .map_or(0, |last| last + 1);
-        self.body[..end].to_vec()
+        framing::unterminated(&self.body)
     }
 }
 
