@@ -83,10 +83,12 @@ impl Checkpoints {
         }
     }
 
-    pub(crate) async fn begin_turn(&self) {
+    /// Starts the next turn; returns its number, counted from 1 in the session.
+    pub(crate) async fn begin_turn(&self) -> u32 {
         let mut state = self.state.lock().await;
         state.turn += 1;
         state.before = None;
+        state.turn
     }
 
     /// Continues a resumed session: turns are counted on from `turns_so_far`, and the

@@ -22,7 +22,8 @@ use crate::session::Record;
 
 use super::notes_file;
 use super::protocol::{CompactionKind, Event};
-use super::turn::{Agent, StepEnd};
+use super::session::Agent;
+use super::step::StepEnd;
 
 /// How a pruned result begins, so it is never pruned twice.
 const PRUNED_PREFIX: &str = "[pruned to save context: ";

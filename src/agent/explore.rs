@@ -36,8 +36,8 @@ use crate::tools::{
 use super::budget::SharedMeter;
 use super::conversation::{AssistantDraft, Conversation};
 use super::protocol::Event;
+use super::session::Agent;
 use super::tool_runs::{CancelReason, ToolRuns};
-use super::turn::Agent;
 
 const EXPLORE_PROMPT: &str = include_str!("../../assets/explore_prompt.md");
 

@@ -27,7 +27,10 @@ mod recording;
 mod recovery;
 mod repetition;
 mod scheduler;
+mod session;
+mod step;
 mod tool_runs;
+mod tool_set;
 mod turn;
 pub mod wording;
 
@@ -251,14 +254,9 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
     // Servers start now, off the agent's path; their states are reported after
     // `SessionStarted`.
     let (mcp, mcp_changes) = McpHub::start(setup.mcp, &root, Some(Arc::clone(&sandbox)));
-    let agent = turn::Agent {
+    let agent = session::Agent {
         client: setup.client,
-        tool_specs: tools.specs(),
-        builtin_tools: tools.clone(),
-        tools,
-        mcp: Arc::new(mcp),
-        mcp_generation: 0,
-        environment: None,
+        tools: tool_set::ToolSet::new(tools, mcp),
         tool_ctx,
         approvals,
         system,
@@ -275,7 +273,6 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
         budget: setup.budget,
         model_info: setup.model_info,
         meter,
-        repetition: repetition::RepetitionGuard::default(),
         checkpoints,
         compaction: compaction::Compactor::new(setup.compaction),
     };

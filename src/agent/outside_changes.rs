@@ -15,7 +15,7 @@ use std::sync::Arc;
 use crate::session::Record;
 
 use super::protocol::{Event, UndoScope};
-use super::turn::Agent;
+use super::session::Agent;
 
 impl Agent {
     /// Reverts the last turn's changes or the whole session's, between turns.

@@ -72,8 +72,15 @@ pub enum Event {
         id: MessageId,
         text: String,
     },
-    /// A model call is about to be sent; `step` counts calls within the turn from 1.
+    /// A user message started turn `turn` (counted from 1 in the session; a resumed
+    /// session counts on). Every event until its [`Event::TurnEnd`] belongs to it.
+    TurnStarted {
+        turn: u32,
+    },
+    /// A model call of turn `turn` is about to be sent; `step` counts calls within the
+    /// turn from 1.
     StepStarted {
+        turn: u32,
         step: u32,
     },
     TextDelta {
@@ -170,8 +177,9 @@ pub enum Event {
         /// exploration's), which leave the conversation's share as it was.
         context_used: Option<f32>,
     },
-    /// The turn is over; the agent waits for the next message.
+    /// Turn `turn` is over; the agent waits for the next message.
     TurnEnd {
+        turn: u32,
         outcome: TurnOutcome,
     },
     /// A resumed session's conversation, as the model will see it; sent once, right
@@ -225,6 +233,19 @@ pub enum Event {
         server: String,
         state: ServerState,
     },
+}
+
+impl Event {
+    /// The turn an event names itself: the number of a turn's start, its steps and its
+    /// end. Other events of a turn come between its start and its end.
+    pub fn turn(&self) -> Option<u32> {
+        match self {
+            Event::TurnStarted { turn }
+            | Event::StepStarted { turn, .. }
+            | Event::TurnEnd { turn, .. } => Some(*turn),
+            _ => None,
+        }
+    }
 }
 
 /// How [`Event::Compacted`] made the conversation smaller.
@@ -441,6 +462,7 @@ mod tests {
                 },
             },
             Event::TurnEnd {
+                turn: 1,
                 outcome: TurnOutcome::LoopDetected {
                     message: "the same call three times".into(),
                 },

@@ -63,7 +63,7 @@ pub(crate) fn record_of(event: &Event) -> Option<Record> {
         },
         Event::Usage { call, .. } => Record::Usage { usage: *call },
         Event::ModeChanged { mode } => Record::ModeChanged { mode: *mode },
-        Event::TurnEnd { outcome } => Record::TurnEnd {
+        Event::TurnEnd { outcome, .. } => Record::TurnEnd {
             outcome: serde_json::to_value(outcome).unwrap_or_default(),
         },
         Event::ConversationCleared => Record::Cleared,

@@ -34,7 +34,8 @@ pub fn read(jsonl: &str) -> Transcript {
     // Calls by id → tool name, for the results that follow.
     let mut names: HashMap<String, String> = HashMap::new();
     for line in jsonl.lines() {
-        // The line's `schema_version` is not one of the event's fields: ignored.
+        // The line's `schema_version` (and `turn`, where the event has none) is not one
+        // of the event's fields: ignored.
         let Ok(event) = serde_json::from_str::<Event>(line) else {
             continue;
         };
@@ -66,7 +67,7 @@ pub fn read(jsonl: &str) -> Transcript {
                 transcript.usage = session;
                 transcript.cost_usd = session_cost_usd;
             }
-            Event::TurnEnd { outcome } => transcript.outcome = Some(outcome.kind().to_string()),
+            Event::TurnEnd { outcome, .. } => transcript.outcome = Some(outcome.kind().to_string()),
             _ => {}
         }
     }
@@ -108,7 +109,7 @@ mod tests {
             output: String::new(),
         };
         let events = [
-            Event::StepStarted { step: 1 },
+            Event::StepStarted { turn: 1, step: 1 },
             ready("c1", "shell", r#"{"command": "pytest -k add"}"#),
             ready("c2", "edit", r#"{"path": "a.py"}"#),
             ready("c3", "write", r#"{"path": "b.py"}"#),
@@ -121,7 +122,7 @@ mod tests {
                 session_cost_usd: None,
                 context_used: None,
             },
-            Event::StepStarted { step: 2 },
+            Event::StepStarted { turn: 1, step: 2 },
             Event::Usage {
                 call: usage(150, 5),
                 session: usage(250, 15),
@@ -129,6 +130,7 @@ mod tests {
                 context_used: None,
             },
             Event::TurnEnd {
+                turn: 1,
                 outcome: TurnOutcome::Finished {
                     stop_reason: StopReason::EndTurn,
                 },

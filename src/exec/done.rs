@@ -733,6 +733,7 @@ impl WorkLog {
         }
         if let Event::TurnEnd {
             outcome: TurnOutcome::BudgetExhausted { report },
+            ..
         } = event
             && self.last_message.is_none()
         {
@@ -794,7 +795,7 @@ mod tests {
     fn the_log_keeps_the_last_message_and_successful_writes() {
         let mut log = WorkLog::default();
         let events = [
-            Event::StepStarted { step: 1 },
+            Event::StepStarted { turn: 1, step: 1 },
             Event::TextDelta {
                 text: "Fixing.".into(),
             },
@@ -823,11 +824,12 @@ mod tests {
                 summary: String::new(),
                 output: String::new(),
             },
-            Event::StepStarted { step: 2 },
+            Event::StepStarted { turn: 1, step: 2 },
             Event::TextDelta {
                 text: "Fixed a.txt.".into(),
             },
             Event::TurnEnd {
+                turn: 1,
                 outcome: TurnOutcome::Interrupted,
             },
         ];

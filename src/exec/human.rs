@@ -364,7 +364,7 @@ impl Printer for HumanPrinter {
                 self.line(out, &line)?;
             }
             Event::Usage { session, .. } => self.usage = *session,
-            Event::TurnEnd { outcome } => {
+            Event::TurnEnd { outcome, .. } => {
                 let text = match outcome {
                     TurnOutcome::Finished { .. } => self.paint(
                         Style::Dim,
@@ -429,6 +429,7 @@ impl Printer for HumanPrinter {
             }
             // The checkpoint ids are for session records (`--json` carries them).
             Event::CheckpointTaken { .. }
+            | Event::TurnStarted { .. }
             | Event::StepStarted { .. }
             | Event::ToolCallBegin { .. }
             | Event::ToolRunBegin { .. }
@@ -505,6 +506,7 @@ mod tests {
                 diff: "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-x\n+y\n".into(),
             },
             Event::TurnEnd {
+                turn: 1,
                 outcome: TurnOutcome::Finished {
                     stop_reason: StopReason::EndTurn,
                 },
@@ -643,6 +645,7 @@ mod tests {
     #[test]
     fn no_escape_codes_without_color() {
         let text = render(&[Event::TurnEnd {
+            turn: 1,
             outcome: TurnOutcome::Failed {
                 message: "boom".into(),
             },
@@ -716,6 +719,7 @@ mod tests {
                 output: "failed \x1b]52;c;eA==\x07\nnext \u{9d}0;t\u{9c}".into(),
             },
             Event::TurnEnd {
+                turn: 1,
                 outcome: TurnOutcome::Failed {
                     message: "boom \x1b]0;t\x07".into(),
                 },

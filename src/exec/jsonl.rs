@@ -1,9 +1,11 @@
 //! `duet exec --json`: one JSON object per event, one per line, as the agent emits
-//! them, each stamped with the schema version.
+//! them, each stamped with the schema version and, inside a turn, the turn's number.
 //!
 //! Owns: the line format and [`SCHEMA_VERSION`]. Does not own: the events themselves
 //! ([`crate::agent::protocol`]).
-//! Invariant: every line is one object with `schema_version` and `type`, and holds no
+//! Invariant: every line is one object with `schema_version` and `type`; every line
+//! from a `turn_started` to its `turn_end` (both included) has that turn's number as
+//! `turn`, once, and no other line has one. A line holds no
 //! control character a terminal would act on: serde escapes C0 controls (ESC included)
 //! in strings, and [`TerminalSafe`] escapes DEL and the C1 controls (an 8-bit CSI is
 //! U+009B) it leaves raw, so the stream is safe to print on a terminal as it is.
@@ -16,14 +18,16 @@ use serde_json::ser::{CompactFormatter, Formatter};
 use super::Printer;
 use crate::agent::Event;
 
-/// The version of the `--json` line format; raised when a field or event type changes
-/// meaning or goes away (new event types and fields keep it).
-pub const SCHEMA_VERSION: u32 = 1;
+/// The version of the `--json` line format; raised when the shape of events changes.
+/// README's "duet exec" section says what changed in each version.
+pub const SCHEMA_VERSION: u32 = 2;
 
-/// One line: the event's own fields beside the version.
+/// One line: the event's own fields beside the version and the turn.
 #[derive(Serialize)]
 struct Line<'a> {
     schema_version: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    turn: Option<u32>,
     #[serde(flatten)]
     event: &'a Event,
 }
@@ -37,6 +41,9 @@ pub fn schema() -> serde_json::Value {
     struct DuetExecJsonLine {
         /// The line format's version ([`SCHEMA_VERSION`]).
         schema_version: u32,
+        /// The turn the event belongs to: present on every line from `turn_started` to
+        /// its `turn_end`, both included, and on no other.
+        turn: Option<u32>,
         #[serde(flatten)]
         event: Event,
     }
@@ -46,14 +53,27 @@ pub fn schema() -> serde_json::Value {
 /// Where the schema is kept in the repository, relative to its root.
 pub const SCHEMA_FILE: &str = "assets/exec-json-schema.json";
 
-pub(super) struct JsonlPrinter;
+/// Prints lines, keeping the number of the turn in progress: the agent sends a turn's
+/// events in order between its `TurnStarted` and its `TurnEnd`.
+#[derive(Default)]
+pub(super) struct JsonlPrinter {
+    turn: Option<u32>,
+}
 
 impl Printer for JsonlPrinter {
     fn print(&mut self, event: &Event, out: &mut dyn Write) -> std::io::Result<()> {
+        if let Event::TurnStarted { turn } = event {
+            self.turn = Some(*turn);
+        }
         let line = Line {
             schema_version: SCHEMA_VERSION,
+            // An event that names its turn carries the field itself.
+            turn: self.turn.filter(|_| event.turn().is_none()),
             event,
         };
+        if let Event::TurnEnd { .. } = event {
+            self.turn = None;
+        }
         let mut serializer = serde_json::Serializer::with_formatter(&mut *out, TerminalSafe);
         line.serialize(&mut serializer)?;
         out.write_all(b"\n")
@@ -87,10 +107,17 @@ mod tests {
     use crate::agent::TurnOutcome;
     use crate::provider::StopReason;
 
-    fn printed(event: &Event) -> serde_json::Value {
-        let mut out = Vec::new();
-        JsonlPrinter.print(event, &mut out).unwrap();
-        serde_json::from_slice(&out).unwrap()
+    /// The lines one printer prints for `events`, in order.
+    fn print_all(events: &[Event]) -> Vec<String> {
+        let mut printer = JsonlPrinter::default();
+        events
+            .iter()
+            .map(|event| {
+                let mut out = Vec::new();
+                printer.print(event, &mut out).unwrap();
+                String::from_utf8(out).unwrap()
+            })
+            .collect()
     }
 
     #[test]
@@ -104,11 +131,12 @@ mod tests {
             .collect();
         let call_id = || "c1".to_string();
         let events = [
+            Event::TurnStarted { turn: 1 },
             Event::UserMessageDelivered {
                 id: 1,
                 text: "what does calc.py do?".into(),
             },
-            Event::StepStarted { step: 1 },
+            Event::StepStarted { turn: 1, step: 1 },
             Event::TextDelta {
                 text: "Let me read it.".into(),
             },
@@ -126,19 +154,70 @@ mod tests {
                 output: "1\tdef add(a, b):\n2\t    return a + b\n".into(),
             },
             Event::TurnEnd {
+                turn: 1,
                 outcome: TurnOutcome::Finished {
                     stop_reason: StopReason::EndTurn,
                 },
             },
         ];
-        let printed: Vec<_> = events.iter().map(printed).collect();
+        let printed: Vec<serde_json::Value> = print_all(&events)
+            .iter()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
         assert_eq!(documented, printed);
+    }
+
+    #[test]
+    fn every_line_of_a_turn_names_it_once_and_no_other_line_does() {
+        let server_ready = || Event::McpServer {
+            server: "fs".into(),
+            state: crate::mcp::ServerState::Starting,
+        };
+        let events = [
+            server_ready(),
+            Event::TurnStarted { turn: 4 },
+            Event::StepStarted { turn: 4, step: 1 },
+            Event::TextDelta { text: "hi".into() },
+            server_ready(),
+            Event::TurnEnd {
+                turn: 4,
+                outcome: TurnOutcome::Interrupted,
+            },
+            server_ready(),
+            Event::TurnStarted { turn: 5 },
+            Event::TextDelta {
+                text: "again".into(),
+            },
+        ];
+        let turns: Vec<Option<u64>> = print_all(&events)
+            .iter()
+            .map(|line| {
+                // serde_json keeps the last of two equal keys: count them in the text.
+                assert!(line.matches(r#""turn":"#).count() <= 1, "{line}");
+                let value: serde_json::Value = serde_json::from_str(line).unwrap();
+                value["turn"].as_u64()
+            })
+            .collect();
+        assert_eq!(
+            turns,
+            [
+                None,
+                Some(4),
+                Some(4),
+                Some(4),
+                Some(4),
+                Some(4),
+                None,
+                Some(5),
+                Some(5)
+            ]
+        );
     }
 
     #[test]
     fn each_event_is_one_line_of_tagged_json() {
         let mut out = Vec::new();
-        let mut printer = JsonlPrinter;
+        let mut printer = JsonlPrinter::default();
         printer
             .print(
                 &Event::TextDelta {
@@ -162,11 +241,11 @@ mod tests {
             .collect();
         assert_eq!(
             lines[0],
-            serde_json::json!({"schema_version": 1, "type": "text_delta", "text": "a\nb"})
+            serde_json::json!({"schema_version": 2, "type": "text_delta", "text": "a\nb"})
         );
         assert_eq!(
             lines[1],
-            serde_json::json!({"schema_version": 1, "type": "tool_run_begin", "call_id": "c1"})
+            serde_json::json!({"schema_version": 2, "type": "tool_run_begin", "call_id": "c1"})
         );
     }
 
@@ -177,7 +256,7 @@ mod tests {
             text: hostile.into(),
         };
         let mut out = Vec::new();
-        JsonlPrinter.print(&event, &mut out).unwrap();
+        JsonlPrinter::default().print(&event, &mut out).unwrap();
         let line = String::from_utf8(out).unwrap();
         assert!(line.trim_end().chars().all(|c| !c.is_control()), "{line:?}");
         assert!(line.contains("\\u001b]52;c;"), "{line}");

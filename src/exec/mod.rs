@@ -144,7 +144,7 @@ async fn run_observed(
 ) -> std::io::Result<Outcome> {
     let mut printer: Box<dyn Printer> = match format {
         Format::Human { color } => Box::new(human::HumanPrinter::new(color)),
-        Format::Jsonl => Box::new(jsonl::JsonlPrinter),
+        Format::Jsonl => Box::new(jsonl::JsonlPrinter::default()),
     };
     // The run's one message.
     if handle
@@ -168,7 +168,7 @@ async fn run_observed(
                     let call_id = call_id.clone();
                     let _ = handle.send(Command::Decide { call_id, decision });
                 }
-                if let Event::TurnEnd { outcome } = &event {
+                if let Event::TurnEnd { outcome, .. } = &event {
                     let _ = handle.send(Command::Shutdown);
                     return Ok(match outcome {
                         TurnOutcome::Finished { .. } => Outcome::Finished,

@@ -208,7 +208,7 @@ impl App {
             }
             Event::ToolRunBegin { .. } => self.running_tools += 1,
             Event::ToolRunEnd { .. } => self.running_tools = self.running_tools.saturating_sub(1),
-            Event::TurnEnd { outcome } => {
+            Event::TurnEnd { outcome, .. } => {
                 self.end_turn(outcome);
                 effect = Effect::RefreshGit;
             }
@@ -771,6 +771,7 @@ mod tests {
 
     fn finished() -> Event {
         Event::TurnEnd {
+            turn: 1,
             outcome: TurnOutcome::Finished {
                 stop_reason: StopReason::EndTurn,
             },
@@ -792,7 +793,7 @@ mod tests {
         let mut h = Harness::new();
         h.say("fix the test");
         assert_eq!(h.sent(), [message(1, "fix the test")]);
-        h.event(Event::StepStarted { step: 1 });
+        h.event(Event::StepStarted { turn: 1, step: 1 });
         h.say("also check b.txt");
         assert_eq!(
             h.sent(),
@@ -830,6 +831,7 @@ mod tests {
         assert_eq!(h.sent(), [Command::Interrupt]);
         assert_eq!(h.app.activity(), Activity::Interrupting);
         h.event(Event::TurnEnd {
+            turn: 1,
             outcome: TurnOutcome::Interrupted,
         });
         assert_eq!(h.app.activity(), Activity::Idle);
@@ -1035,7 +1037,7 @@ mod tests {
             id: 1,
             text: "why does the parser fail?".into(),
         });
-        h.event(Event::StepStarted { step: 1 });
+        h.event(Event::StepStarted { turn: 1, step: 1 });
         h.event(Event::TextDelta {
             text: "Let me look at **the parser** first.\n".into(),
         });
@@ -1078,7 +1080,7 @@ mod tests {
 
         let mut h = Harness::new();
         h.say("go");
-        h.event(Event::StepStarted { step: 1 });
+        h.event(Event::StepStarted { turn: 1, step: 1 });
         h.event(Event::ThinkingDelta {
             text: "see \x1b]8;;https://evil.test\x1b\\here\x1b]8;;\x1b\\\n".into(),
         });

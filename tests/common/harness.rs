@@ -202,7 +202,7 @@ impl TestAgent {
             })
             .await
         {
-            Event::TurnEnd { outcome } => outcome,
+            Event::TurnEnd { outcome, .. } => outcome,
             _ => unreachable!("wait_for returned a non-matching event"),
         }
     }

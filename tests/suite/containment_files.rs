@@ -121,7 +121,7 @@ async fn end_of_turn_approving_all(agent: &mut TestAgent) -> duet::agent::TurnOu
             .await;
         match event {
             Event::ApprovalNeeded { call_id, .. } => agent.decide(&call_id, Decision::Approve),
-            Event::TurnEnd { outcome } => return outcome,
+            Event::TurnEnd { outcome, .. } => return outcome,
             _ => unreachable!("wait_for returned a non-matching event"),
         }
     }

@@ -200,7 +200,7 @@ async fn a_bad_cases_file_names_the_line_and_exits_2() {
 const FAKE_DUET: &str = r#"#!/bin/sh
 for prompt; do :; done
 [ "$prompt" = 100 ] && sleep 0.3
-echo '{"type": "step_started", "step": 1}'
+echo '{"schema_version": 2, "type": "step_started", "turn": 1, "step": 1}'
 echo "{\"type\": \"usage\", \"call\": {}, \"session\": {\"input_tokens\": $prompt, \"output_tokens\": 1, \"cache_read_tokens\": 0, \"cache_write_tokens\": 0}, \"session_cost_usd\": null}"
 "#;
 

@@ -366,6 +366,10 @@ async fn resumed_equals_uninterrupted(wire: Wire, call_id: &str) {
     assert!(summaries.contains_key(call_id), "{summaries:?}");
     second.send("and now?");
     assert_eq!(second.turn_end().await, finished());
+    // Turns are numbered in the session, and a resumed session counts on.
+    assert_eq!(turn_numbers(&live.seen), [1, 1, 1, 2, 2, 2]);
+    assert_eq!(turn_numbers(&first.seen), [1, 1, 1]);
+    assert_eq!(turn_numbers(&second.seen), [2, 2, 2]);
 
     let live_requests = live_server.requests();
     let requests = server.requests();
@@ -377,6 +381,22 @@ async fn resumed_equals_uninterrupted(wire: Wire, call_id: &str) {
     );
     server.assert_no_violations();
     live_server.assert_no_violations();
+}
+
+/// The turn each turn-start, step-start (the first of each turn) and turn-end names, in
+/// the order they came.
+fn turn_numbers(seen: &[Event]) -> Vec<u32> {
+    seen.iter()
+        .filter(|event| {
+            matches!(
+                event,
+                Event::TurnStarted { .. }
+                    | Event::StepStarted { step: 1, .. }
+                    | Event::TurnEnd { .. }
+            )
+        })
+        .filter_map(Event::turn)
+        .collect()
 }
 
 #[tokio::test]

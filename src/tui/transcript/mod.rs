@@ -142,6 +142,8 @@ impl Transcript {
             Event::MessageWithdrawn { text, .. } => {
                 self.push_notice(&format!("withdrawn: {text}"), NoticeKind::Info);
             }
+            // A turn starts with the message the user sees already.
+            Event::TurnStarted { .. } => return false,
             Event::StepStarted { .. } => return self.end_step(),
             Event::TextDelta { text } => {
                 // Text that only joins the lines waiting to be revealed changes nothing
@@ -211,7 +213,7 @@ impl Transcript {
                 self.push_notice(&text, NoticeKind::Warning);
             }
             Event::Usage { .. } => return false,
-            Event::TurnEnd { outcome } => self.turn_end(outcome),
+            Event::TurnEnd { outcome, .. } => self.turn_end(outcome),
             Event::ConversationCleared => {
                 self.clear();
                 self.push_notice("conversation cleared", NoticeKind::Info);

@@ -75,6 +75,7 @@ fn end(id: &str, is_error: bool, summary: &str, output: &str) -> Event {
 
 fn turn_end() -> Event {
     Event::TurnEnd {
+        turn: 1,
         outcome: TurnOutcome::Finished {
             stop_reason: StopReason::EndTurn,
         },
@@ -550,6 +551,7 @@ fn an_interrupted_turn_stops_spinners_and_says_so() {
     transcript.on_event(&run("s"), start);
     transcript.on_event(
         &Event::TurnEnd {
+            turn: 1,
             outcome: TurnOutcome::Interrupted,
         },
         at(start, 900),

@@ -1,0 +1,128 @@
+//! The agent between turns: what lasts the whole session, and the commands it serves.
+//!
+//! Owns: the session's state ([`Agent`]: the model client, the tools, the
+//! conversation, the approval desk, checkpoints, usage and the command channel), and
+//! answering commands while no turn runs. Does not own: what happens inside a turn
+//! (`turn.rs`, `step.rs`), whose state is a [`super::turn::Turn`] made for each one.
+//! Invariant: nothing here is reset by hand when a turn starts; what a turn needs
+//! fresh is built with it.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use crate::config::{Budget, ModelInfo};
+use crate::policy::ApprovalMode;
+use crate::provider::{ModelClient, RetryPolicy, Usage};
+use crate::tools::ToolCtx;
+
+use super::approval::ApprovalDesk;
+use super::budget::SharedMeter;
+use super::checkpoints::Checkpoints;
+use super::compaction::Compactor;
+use super::conversation::Conversation;
+use super::events::EventSink;
+use super::protocol::{Command, Event, MessageId};
+use super::recovery::CallSite;
+use super::tool_set::ToolSet;
+
+pub(crate) struct Agent {
+    pub(crate) client: Arc<dyn ModelClient>,
+    pub(crate) tools: ToolSet,
+    /// Template for every tool call's context; `cancel` is replaced per step.
+    pub(crate) tool_ctx: ToolCtx,
+    pub(crate) approvals: Arc<ApprovalDesk>,
+    pub(crate) system: Vec<String>,
+    pub(crate) workspace: PathBuf,
+    pub(crate) outputs_dir: PathBuf,
+    pub(crate) max_tokens: u32,
+    pub(crate) retry: RetryPolicy,
+    pub(crate) call_site: CallSite,
+    pub(crate) events: EventSink,
+    pub(crate) commands: mpsc::UnboundedReceiver<Command>,
+    pub(crate) conversation: Conversation,
+    /// User messages not yet delivered to the model.
+    pub(crate) pending: Vec<(MessageId, String)>,
+    pub(crate) session_usage: Usage,
+    pub(crate) budget: Budget,
+    pub(crate) model_info: ModelInfo,
+    /// What the current task has spent; restarted by each user message that starts one.
+    /// Shared with the explore tool, which spends from the same task.
+    pub(crate) meter: SharedMeter,
+    pub(crate) checkpoints: Arc<Checkpoints>,
+    pub(crate) compaction: Compactor,
+}
+
+impl Agent {
+    /// Serves commands until shutdown or until every handle is dropped.
+    pub(crate) async fn run(mut self) {
+        while let Some(command) = self.commands.recv().await {
+            match command {
+                Command::UserMessage { id, text } => {
+                    self.pending.push((id, text));
+                    if self.run_turn().await.is_break() {
+                        break;
+                    }
+                }
+                Command::Interrupt => {} // nothing is running
+                Command::Decide { call_id, .. } => {
+                    tracing::debug!(call_id, "decision while idle: nothing waits");
+                }
+                Command::SetMode { mode } => self.set_mode(mode).await,
+                Command::WithdrawMessage { id } => self.withdraw(id).await,
+                Command::ClearConversation => {
+                    self.conversation = Conversation::default();
+                    self.events.emit(Event::ConversationCleared).await;
+                }
+                Command::Undo { scope } => self.undo(scope).await,
+                Command::Shutdown => break,
+            }
+        }
+        tracing::info!("agent stopped");
+    }
+
+    /// A new approval mode; `read-only` also makes the workspace read-only in the
+    /// sandbox for every command from now on (the shell is replaced before its next
+    /// command), so a command the classifier misjudged still cannot write.
+    pub(super) async fn set_mode(&mut self, mode: ApprovalMode) {
+        self.approvals.set_mode(mode).await;
+        self.tool_ctx
+            .shell
+            .sandbox()
+            .set_workspace_read_only(mode == ApprovalMode::ReadOnly);
+    }
+
+    pub(super) async fn withdraw(&mut self, id: MessageId) {
+        if let Some(index) = self.pending.iter().position(|(pending, _)| *pending == id) {
+            let (id, text) = self.pending.remove(index);
+            self.events.emit(Event::MessageWithdrawn { id, text }).await;
+        }
+    }
+
+    pub(super) async fn deliver_pending(&mut self) {
+        for (id, text) in std::mem::take(&mut self.pending) {
+            self.conversation.push_user_text(text.clone());
+            self.events
+                .emit(Event::UserMessageDelivered { id, text })
+                .await;
+        }
+    }
+
+    pub(super) async fn record_usage(&mut self, call: Usage) {
+        self.compaction.observe(&call);
+        self.session_usage += call;
+        self.meter.add_usage(&call);
+        let session = self.session_usage;
+        let session_cost_usd = self.model_info.prices.map(|prices| prices.cost(&session));
+        let context_used = self.model_info.context_used(&call);
+        self.events
+            .emit(Event::Usage {
+                call,
+                session,
+                session_cost_usd,
+                context_used,
+            })
+            .await;
+    }
+}
