@@ -26,7 +26,6 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{Budget, ModelInfo};
 use crate::provider::{
     Block, EventStream, ModelClient, ModelRequest, StreamEvent, ToolCall, ToolResult, ToolSpec,
-    Usage,
 };
 use crate::tools::{
     CallInfo, Concurrency, OutputSink, ReadLedger, Registry, Tool, ToolCtx, ToolError, ToolOutput,
@@ -36,7 +35,6 @@ use crate::tools::{
 use super::budget::SharedMeter;
 use super::conversation::{AssistantDraft, Conversation};
 use super::protocol::Event;
-use super::session::Agent;
 use super::tool_runs::{CancelReason, ToolRuns};
 
 const EXPLORE_PROMPT: &str = include_str!("../../assets/explore_prompt.md");
@@ -329,27 +327,6 @@ impl<'a> Exploration<'a> {
     }
 }
 
-impl Agent {
-    /// Adds what explorations spent since the last report to the session's totals.
-    /// Their calls are not the conversation's, so the context gauge is left as it is.
-    pub(super) async fn report_explorer_usage(&mut self) {
-        let spent = self.meter.take_unreported();
-        if spent == Usage::default() {
-            return;
-        }
-        self.session_usage += spent;
-        let session = self.session_usage;
-        self.events
-            .emit(Event::Usage {
-                call: spent,
-                session,
-                session_cost_usd: self.model_info.prices.map(|prices| prices.cost(&session)),
-                context_used: None,
-            })
-            .await;
-    }
-}
-
 /// Reads one response to its end, booking its usage on `meter`.
 async fn read_reply(mut stream: EventStream, meter: &SharedMeter) -> Result<Reply, Ending> {
     let mut draft = AssistantDraft::default();
@@ -452,6 +429,8 @@ fn plural(count: u32, noun: &str) -> String {
 mod tests {
     use futures::stream;
     use pretty_assertions::assert_eq;
+
+    use crate::provider::Usage;
 
     use super::*;
     use crate::agent::budget::Exhausted;

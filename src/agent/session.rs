@@ -125,4 +125,23 @@ impl Agent {
             })
             .await;
     }
+
+    /// Adds what explorations spent since the last report to the session's totals.
+    /// Their calls are not the conversation's, so the context gauge is left as it is.
+    pub(super) async fn report_explorer_usage(&mut self) {
+        let spent = self.meter.take_unreported();
+        if spent == Usage::default() {
+            return;
+        }
+        self.session_usage += spent;
+        let session = self.session_usage;
+        self.events
+            .emit(Event::Usage {
+                call: spent,
+                session,
+                session_cost_usd: self.model_info.prices.map(|prices| prices.cost(&session)),
+                context_used: None,
+            })
+            .await;
+    }
 }

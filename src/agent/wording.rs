@@ -1,13 +1,38 @@
 //! The words front ends show for the agent's events, in one place: `duet exec`'s
 //! transcript and the terminal UI say the same thing the same way.
 //!
-//! Owns: the lines for retries, compaction, a budget stop and how a turn ended. Does
+//! Owns: the lines for the session's header, retries, compaction, a budget stop, how a
+//! turn ended, how an approval was settled, MCP servers, undo and the transcript. Does
 //! not own: the events (`protocol`), styling or layout (each front end), or terminal
 //! safety (front ends sanitise what they print).
 //! Invariant: pure functions of event data; a front end adds only decoration (a `—`,
 //! a colour, a notice kind), never words of its own for these events.
 
 use super::protocol::{BudgetReport, CompactionKind, TurnOutcome};
+use crate::mcp::ServerState;
+use crate::policy::{ApprovalMode, Decision};
+use crate::shell::sandbox::Protections;
+
+/// The lines that open a session ([`super::Event::SessionStarted`]): what runs where,
+/// the instruction files loaded, and what protects the user. The sandbox's gaps
+/// follow, one line each, from [`Protections::gaps`].
+pub fn session_header(
+    model: &str,
+    mode: ApprovalMode,
+    workspace: &str,
+    instructions: &[String],
+    sandbox: &Protections,
+) -> Vec<String> {
+    let mut lines = vec![format!("duet · {model} · {mode} · {workspace}")];
+    if !instructions.is_empty() {
+        lines.push(format!("instructions: {}", instructions.join(", ")));
+    }
+    lines.push(format!("sandbox: {}", sandbox.summary()));
+    lines
+}
+
+/// Said after a retry line when what the failed call streamed is void.
+pub const PARTIAL_REPLY_DISCARDED: &str = "the partial reply above is discarded";
 
 /// The line for [`super::Event::Retrying`]: `retrying in 2s (attempt 1/5): <reason>`.
 pub fn retry_line(attempt: u32, max_attempts: u32, delay_ms: u64, reason: &str) -> String {
@@ -87,6 +112,61 @@ pub fn outcome_line(outcome: &TurnOutcome) -> Option<String> {
     }
 }
 
+/// How an approval was settled ([`super::Event::ApprovalClosed`]); `None` is a
+/// request withdrawn before anyone decided.
+pub fn decision_line(decision: Option<&Decision>) -> String {
+    match decision {
+        Some(Decision::Approve) => "approved".to_string(),
+        Some(Decision::Edited { .. }) => "approved with edits".to_string(),
+        Some(Decision::ApproveHunks { hunks, .. }) => format!("approved {} hunk(s)", hunks.len()),
+        Some(Decision::Reject {
+            reason: Some(reason),
+        }) => format!("refused: {reason}"),
+        Some(Decision::Reject { reason: None }) => "refused".to_string(),
+        None => "withdrawn".to_string(),
+    }
+}
+
+/// The line for [`super::Event::McpServer`].
+pub fn mcp_server_line(server: &str, state: &ServerState) -> String {
+    format!("mcp: {server} {state}")
+}
+
+/// The line for [`super::Event::ModeChanged`].
+pub fn mode_line(mode: ApprovalMode) -> String {
+    format!("mode: {mode}")
+}
+
+/// The line for [`super::Event::ConversationRestored`].
+pub fn resumed_line(session_id: &str, earlier_messages: usize) -> String {
+    format!("resumed session {session_id} ({earlier_messages} earlier messages)")
+}
+
+/// The line for [`super::Event::TranscriptUnsaved`].
+pub fn transcript_unsaved_line(reason: &str) -> String {
+    format!("the session is no longer saved: {reason}")
+}
+
+/// The line for [`super::Event::Undone`].
+pub fn undone_line(files: &[String]) -> String {
+    format!("undone: {}", files.join(", "))
+}
+
+/// The line for [`super::Event::UndoFailed`].
+pub fn undo_failed_line(message: &str) -> String {
+    format!("undo: {message}")
+}
+
+/// The line for [`super::Event::MessageWithdrawn`].
+pub fn withdrawn_line(text: &str) -> String {
+    format!("withdrawn: {text}")
+}
+
+/// The line for [`super::Event::ProviderNotice`].
+pub fn provider_notice_line(text: &str) -> String {
+    format!("note: {text}")
+}
+
 #[cfg(test)]
 mod tests {
     use pretty_assertions::assert_eq;
@@ -127,5 +207,15 @@ mod tests {
             stop_reason: crate::provider::StopReason::EndTurn,
         };
         assert_eq!(outcome_line(&finished), None);
+    }
+
+    #[test]
+    fn settled_approvals_say_what_applied() {
+        let refused = Decision::Reject {
+            reason: Some("not that file".into()),
+        };
+        assert_eq!(decision_line(Some(&refused)), "refused: not that file");
+        assert_eq!(decision_line(Some(&Decision::Approve)), "approved");
+        assert_eq!(decision_line(None), "withdrawn");
     }
 }

@@ -17,7 +17,6 @@ use crate::agent::protocol::ApprovalView;
 use crate::agent::wording;
 use crate::agent::{Event, TurnOutcome};
 use crate::mcp::ServerState;
-use crate::policy::Decision;
 use crate::provider::Usage;
 use crate::terminal_text::{Sanitizer, reveal_plain, sanitize};
 
@@ -227,16 +226,11 @@ impl Printer for HumanPrinter {
                 mode,
                 sandbox,
             } => {
-                let header = format!("duet · {model} · {mode} · {workspace}");
-                let header = self.paint(Style::Dim, &sanitize(&header));
-                self.line(out, &header)?;
-                if !instructions.is_empty() {
-                    let list = format!("instructions: {}", instructions.join(", "));
-                    let list = self.paint(Style::Dim, &sanitize(&list));
-                    self.line(out, &list)?;
+                for line in wording::session_header(model, *mode, workspace, instructions, sandbox)
+                {
+                    let line = self.paint(Style::Dim, &sanitize(&line));
+                    self.line(out, &line)?;
                 }
-                let summary = self.paint(Style::Dim, &format!("sandbox: {}", sandbox.summary()));
-                self.line(out, &summary)?;
                 for gap in sandbox.gaps() {
                     let gap = self.paint(Style::Red, &format!("  {gap}"));
                     self.line(out, &gap)?;
@@ -313,27 +307,16 @@ impl Printer for HumanPrinter {
             }
             Event::ApprovalNeeded { why, request, .. } => self.approval(out, why, request)?,
             Event::ApprovalClosed { decision, .. } => {
-                let text = match decision {
-                    Some(Decision::Approve) => "approved".to_string(),
-                    Some(Decision::Edited { .. }) => "approved with the user's edits".to_string(),
-                    Some(Decision::ApproveHunks { hunks, .. }) => {
-                        format!("approved {} hunk(s)", hunks.len())
-                    }
-                    Some(Decision::Reject { reason }) => match reason {
-                        Some(reason) => format!("refused: {}", sanitize(reason)),
-                        None => "refused".to_string(),
-                    },
-                    None => "withdrawn".to_string(),
-                };
+                let text = sanitize(&wording::decision_line(decision.as_ref())).into_owned();
                 let line = self.paint(Style::Dim, &format!("    → {text}"));
                 self.line(out, &line)?;
             }
             Event::ModeChanged { mode } => {
-                let line = self.paint(Style::Dim, &format!("mode: {mode}"));
+                let line = self.paint(Style::Dim, &wording::mode_line(*mode));
                 self.line(out, &line)?;
             }
             Event::ProviderNotice { text } => {
-                let line = self.paint(Style::Dim, &sanitize(&format!("note: {text}")));
+                let line = self.paint(Style::Dim, &sanitize(&wording::provider_notice_line(text)));
                 self.line(out, &line)?;
             }
             // Every server starts; what it came to is the news.
@@ -346,7 +329,7 @@ impl Printer for HumanPrinter {
                     ServerState::Ready { .. } => Style::Dim,
                     _ => Style::Red,
                 };
-                let line = self.paint(style, &sanitize(&format!("mcp: {server} {state}")));
+                let line = self.paint(style, &sanitize(&wording::mcp_server_line(server, state)));
                 self.line(out, &line)?;
             }
             Event::Retrying {
@@ -358,7 +341,7 @@ impl Printer for HumanPrinter {
             } => {
                 let mut text = wording::retry_line(*attempt, *max_attempts, *delay_ms, reason);
                 if *discarded {
-                    text.push_str(" (the partial reply above is discarded)");
+                    text.push_str(&format!(" ({})", wording::PARTIAL_REPLY_DISCARDED));
                 }
                 let line = self.paint(Style::Yellow, &sanitize(&format!("↻ {text}")));
                 self.line(out, &line)?;
@@ -391,25 +374,22 @@ impl Printer for HumanPrinter {
                 messages,
                 ..
             } => {
-                let text = format!(
-                    "resumed session {session_id} ({} earlier messages)",
-                    messages.len()
-                );
+                let text = wording::resumed_line(session_id, messages.len());
                 let line = self.paint(Style::Dim, &sanitize(&text));
                 self.line(out, &line)?;
             }
             Event::TranscriptUnsaved { reason, .. } => {
-                let text = format!("warning: the session is no longer saved: {reason}");
+                let text = format!("warning: {}", wording::transcript_unsaved_line(reason));
                 let line = self.paint(Style::Red, &sanitize(&text));
                 self.line(out, &line)?;
             }
             Event::Undone { files, .. } => {
-                let text = format!("undone: {}", files.join(", "));
+                let text = wording::undone_line(files);
                 let line = self.paint(Style::Dim, &sanitize(&text));
                 self.line(out, &line)?;
             }
             Event::UndoFailed { message } => {
-                let line = self.paint(Style::Red, &sanitize(&format!("undo: {message}")));
+                let line = self.paint(Style::Red, &sanitize(&wording::undo_failed_line(message)));
                 self.line(out, &line)?;
             }
             Event::Compacted {

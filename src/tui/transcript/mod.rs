@@ -123,11 +123,8 @@ impl Transcript {
                 mode,
                 sandbox,
             } => {
-                let mut text = format!("duet · {model} · {mode} · {workspace}");
-                if !instructions.is_empty() {
-                    text.push_str(&format!("\ninstructions: {}", instructions.join(", ")));
-                }
-                text.push_str(&format!("\nsandbox: {}", sandbox.summary()));
+                let text = wording::session_header(model, *mode, workspace, instructions, sandbox)
+                    .join("\n");
                 self.push_notice(&text, NoticeKind::Info);
                 let gaps = sandbox.gaps();
                 if !gaps.is_empty() {
@@ -140,7 +137,7 @@ impl Transcript {
                 self.push_cell(cell);
             }
             Event::MessageWithdrawn { text, .. } => {
-                self.push_notice(&format!("withdrawn: {text}"), NoticeKind::Info);
+                self.push_notice(&wording::withdrawn_line(text), NoticeKind::Info);
             }
             // A turn starts with the message the user sees already.
             Event::TurnStarted { .. } => return false,
@@ -195,9 +192,11 @@ impl Transcript {
                 return self.update_card(call_id, |c| c.approval_closed(decision.as_ref()));
             }
             Event::ModeChanged { mode } => {
-                self.push_notice(&format!("mode: {mode}"), NoticeKind::Info)
+                self.push_notice(&wording::mode_line(*mode), NoticeKind::Info)
             }
-            Event::ProviderNotice { text } => self.push_notice(text, NoticeKind::Info),
+            Event::ProviderNotice { text } => {
+                self.push_notice(&wording::provider_notice_line(text), NoticeKind::Info)
+            }
             Event::Retrying {
                 attempt,
                 max_attempts,
@@ -208,7 +207,8 @@ impl Transcript {
                 self.end_step();
                 let mut text = wording::retry_line(*attempt, *max_attempts, *delay_ms, reason);
                 if *discarded {
-                    text.push_str("\nthe partial reply above was discarded");
+                    text.push('\n');
+                    text.push_str(wording::PARTIAL_REPLY_DISCARDED);
                 }
                 self.push_notice(&text, NoticeKind::Warning);
             }
@@ -230,17 +230,20 @@ impl Transcript {
                     calls,
                 };
                 self.restore(restored, now);
-                self.push_notice(&format!("resumed session {session_id}"), NoticeKind::Info);
+                let text = wording::resumed_line(session_id, messages.len());
+                self.push_notice(&text, NoticeKind::Info);
             }
             Event::TranscriptUnsaved { reason, .. } => {
-                let text = format!("the session is no longer saved: {reason}");
+                let text = wording::transcript_unsaved_line(reason);
                 self.push_notice(&text, NoticeKind::Warning);
             }
             Event::CheckpointTaken { .. } => return false,
             Event::Undone { files, .. } => {
-                self.push_notice(&format!("undone: {}", files.join(", ")), NoticeKind::Info);
+                self.push_notice(&wording::undone_line(files), NoticeKind::Info);
             }
-            Event::UndoFailed { message } => self.push_notice(message, NoticeKind::Error),
+            Event::UndoFailed { message } => {
+                self.push_notice(&wording::undo_failed_line(message), NoticeKind::Error)
+            }
             Event::Compacted {
                 before_tokens_estimate,
                 after_tokens_estimate,
@@ -260,7 +263,8 @@ impl Transcript {
             Event::McpServer { server, state } => match state {
                 ServerState::Starting | ServerState::Ready { .. } => return false,
                 ServerState::Restarting { .. } | ServerState::Failed { .. } => {
-                    self.push_notice(&format!("mcp: {server} {state}"), NoticeKind::Warning);
+                    let text = wording::mcp_server_line(server, state);
+                    self.push_notice(&text, NoticeKind::Warning);
                 }
             },
         }

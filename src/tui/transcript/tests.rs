@@ -593,7 +593,7 @@ fn a_retry_marks_the_partial_reply_and_stops_the_cut_call() {
             "  ✗ stopped before a result",
             "! retrying in 2s (attempt 1/5): network error while",
             "  streaming: reset",
-            "  the partial reply above was discarded",
+            "  the partial reply above is discarded",
         ]
     );
     assert_eq!(transcript.next_deadline(at(start, 200)), None);
@@ -1005,7 +1005,7 @@ fn a_restored_conversation_shows_messages_and_finished_cards_at_once() {
             r#"• read b.txt"#,
             "  ✗ interrupted: no result was recorded",
             "› continue",
-            "· resumed session 100-1",
+            "· resumed session 100-1 (3 earlier messages)",
         ]
     );
     assert_eq!(transcript.next_deadline(start), None, "nothing animates");

@@ -163,18 +163,7 @@ impl ToolCard {
     }
 
     pub fn approval_closed(&mut self, decision: Option<&Decision>) {
-        let text = match decision {
-            Some(Decision::Approve) => "approved".to_string(),
-            Some(Decision::Edited { .. }) => "approved with your edits".to_string(),
-            Some(Decision::ApproveHunks { hunks, .. }) => {
-                format!("approved {} hunk(s)", hunks.len())
-            }
-            Some(Decision::Reject {
-                reason: Some(reason),
-            }) => format!("refused: {}", sanitize(reason)),
-            Some(Decision::Reject { reason: None }) => "refused".to_string(),
-            None => "withdrawn".to_string(),
-        };
+        let text = sanitize(&crate::agent::wording::decision_line(decision)).into_owned();
         self.approval = Approval::Closed(text);
         self.invalidate();
     }
