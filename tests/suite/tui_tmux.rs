@@ -475,6 +475,60 @@ blocks = [{ text = "Not reached." }]
     server.assert_no_violations();
 }
 
+/// A long command does not look hung: while it runs, its card's spinner turns and its
+/// elapsed time counts up, drawn by the frame scheduler alone (no output arrives).
+#[tokio::test]
+async fn the_card_of_a_running_command_animates_and_counts_its_seconds() {
+    let script = r#"
+[[turn]]
+blocks = [{ tool = "shell", args = '{"command": "sleep 5; echo slept"}' }]
+
+[[turn]]
+blocks = [{ text = "Done sleeping." }]
+"#;
+    let server = ScriptedServer::start(Script::from_toml(script).unwrap()).await;
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let home = tempfile::tempdir().unwrap();
+    let command = duet_command(&server, home.path(), "--approval auto");
+    let Some(tmux) = Tmux::start(&command, repo.path()) else {
+        return;
+    };
+    tmux.wait_for_screen("Ask duet").await;
+    tmux.type_line("sleep a while");
+    let card_line = |screen: &str| {
+        screen
+            .lines()
+            .find(|line| line.contains("sleep 5"))
+            .map(str::to_string)
+    };
+    let first = card_line(&tmux.wait_for_screen("sleep 5").await);
+    let mut lines = vec![first.clone()];
+    for _ in 0..4 {
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        lines.push(card_line(&tmux.screen()));
+    }
+    let seconds: Vec<u64> = lines
+        .iter()
+        .flatten()
+        .filter_map(|line| {
+            let word = line.split_whitespace().last()?;
+            word.strip_suffix('s')?.parse().ok()
+        })
+        .collect();
+    assert!(
+        seconds.windows(2).all(|pair| pair[0] <= pair[1]) && seconds.last() > seconds.first(),
+        "the elapsed time counts up: {lines:#?}"
+    );
+    let spinners: std::collections::BTreeSet<String> = lines
+        .iter()
+        .flatten()
+        .filter_map(|line| line.split_whitespace().next().map(str::to_string))
+        .collect();
+    assert!(spinners.len() > 1, "the spinner turns: {lines:#?}");
+    tmux.wait_for_screen("Done sleeping.").await;
+    server.assert_no_violations();
+}
+
 #[tokio::test]
 async fn what_the_user_saves_in_their_editor_becomes_the_change() {
     let server = ScriptedServer::start(Script::load("edit_two_places")).await;

@@ -84,8 +84,10 @@ pub struct Transcript {
     scroll: Scroll,
     /// The size of the last render: scrolling between renders works in it.
     viewport: (u16, u16),
-    /// The `now` of the last render, to tell whether the clock moved anything since.
-    drawn_at: Option<Instant>,
+    /// The instant whose clock (spinners, elapsed times) the screen shows or the frame
+    /// already asked for will show: set by a render and by a tick that found the clock
+    /// moved, so the next animation deadline is always after it.
+    clock_shown: Option<Instant>,
     /// The area and first visible row of the last render, to tell how far the view
     /// scrolled since.
     window: Option<(ratatui::layout::Rect, usize)>,
@@ -107,7 +109,7 @@ impl Transcript {
             layout: Layout::default(),
             scroll: Scroll::default(),
             viewport: (0, 0),
-            drawn_at: None,
+            clock_shown: None,
             window: None,
             taken: 0,
         }
@@ -312,21 +314,29 @@ impl Transcript {
     /// when a redraw is due.
     pub fn tick(&mut self, now: Instant) -> bool {
         let text_changed = self.advance_text(now);
-        text_changed || self.clock_moved(now)
+        let clock_moved = self.clock_moved(now);
+        if clock_moved {
+            // The frame this asks for shows the clock at `now` or later.
+            self.clock_shown = Some(now);
+        }
+        text_changed || clock_moved
     }
 
-    /// The next instant at which `tick` would change something; None when nothing
-    /// animates (idle = no wakeups).
+    /// The next instant at which `tick` would change something on screen, which is
+    /// `now` or earlier when a change is already due; None when nothing animates (idle
+    /// = no wakeups). A card's clock is due from the frame after the one last drawn, so
+    /// the deadline stays put until a frame shows it.
     pub fn next_deadline(&self, now: Instant) -> Option<Instant> {
         let text = self
             .text
             .as_ref()
             .and_then(|active| active.stream.next_deadline(now));
+        let shown_at = self.clock_shown.unwrap_or(now);
         let spinners = self
             .live_cards
             .iter()
             .filter_map(|&index| self.card(index))
-            .filter_map(|card| card.next_frame(now));
+            .filter_map(|card| card.next_frame(shown_at));
         text.into_iter().chain(spinners).min()
     }
 
@@ -560,7 +570,7 @@ impl Transcript {
         self.live_cards
             .iter()
             .filter_map(|&index| self.card(index))
-            .any(|card| match self.drawn_at {
+            .any(|card| match self.clock_shown {
                 Some(drawn) => card.clock(now) != card.clock(drawn),
                 None => card.is_animated(),
             })

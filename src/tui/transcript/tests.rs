@@ -687,6 +687,32 @@ fn spinner_ticks_redraw_only_when_the_frame_changes() {
     assert!(transcript.tick(deadline));
 }
 
+/// The event loop ticks only when `next_deadline(now) <= now`, at whatever instant it
+/// wakes: a running card must be due then, and no longer due once ticked (else the loop
+/// would spin).
+#[test]
+fn a_running_card_is_due_whenever_the_loop_wakes_after_its_next_frame() {
+    let start = Instant::now();
+    let mut transcript = Transcript::new(Theme::new(false));
+    transcript.on_event(&begin("s", "shell"), start);
+    transcript.on_event(&ready("s", "shell", r#"{"command":"sleep 6"}"#), start);
+    transcript.on_event(&run("s"), start);
+    buffer(&mut transcript, 60, 5, start);
+    for ms in [85, 1_003, 2_517] {
+        let now = at(start, ms);
+        let due = transcript.next_deadline(now).unwrap();
+        assert!(due <= now, "due at {ms} ms");
+        assert!(transcript.tick(now));
+        assert!(
+            transcript.next_deadline(now).unwrap() > now,
+            "ticked at {ms} ms: the next frame is ahead"
+        );
+    }
+    let header = card_rows(&mut transcript, at(start, 2_517)).remove(0);
+    assert!(header.ends_with("2s"), "{header}");
+    assert!(!header.starts_with('⠋'), "the spinner turned: {header}");
+}
+
 #[test]
 fn text_queued_behind_unrevealed_lines_asks_for_no_frame() {
     let start = Instant::now();

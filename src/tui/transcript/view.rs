@@ -46,7 +46,7 @@ impl Transcript {
             return 0;
         }
         self.viewport = (area.width, area.height);
-        self.drawn_at = Some(now);
+        self.clock_shown = Some(now);
         self.sync_layout();
         // No clearing first: every frame starts from a blank buffer (ratatui's and
         // the painter's alike), and rows without text stay blank.
