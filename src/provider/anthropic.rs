@@ -781,18 +781,17 @@ fn stop_reason(reason: &str) -> StopReason {
 
 #[cfg(test)]
 mod tests {
-    use axum::Router;
-    use axum::body::Body;
-    use axum::http::{HeaderMap as AxumHeaders, Response, StatusCode};
-    use axum::routing::post;
+    use axum::http::StatusCode;
     use pretty_assertions::assert_eq;
     use serde_json::json;
 
     use super::*;
     use crate::provider::Wire;
-    use crate::provider::http::testing::serve;
     use crate::provider::stream::testing::{
-        Outcome, assert_decodes_fixture, call, collect, decode_whole, read_and_grep_calls, result,
+        Outcome, assert_decodes_fixture, decode_whole, read_and_grep_calls,
+    };
+    use crate::provider::test_server::{
+        Reply, TestServer, call, endpoint, message, result, say_hi, text, transport,
     };
 
     const FIXTURE: &str =
@@ -804,20 +803,16 @@ mod tests {
 
     fn request(messages: Vec<Message>) -> ModelRequest {
         ModelRequest {
-            system: Vec::new(),
-            tools: Vec::new(),
-            messages,
-            volatile_context: None,
             max_tokens: 1024,
+            ..crate::provider::test_server::request(messages)
         }
     }
 
-    fn message(role: Role, content: Vec<Block>) -> Message {
-        Message { role, content }
-    }
-
-    fn text(text: &str) -> Block {
-        Block::Text { text: text.into() }
+    fn client(base_url: String, api_key: Option<&str>) -> AnthropicClient {
+        AnthropicClient::new(
+            transport(),
+            endpoint(Wire::Anthropic, base_url, api_key, "claude-test"),
+        )
     }
 
     fn tool(name: &str) -> ToolSpec {
@@ -1288,78 +1283,42 @@ mod tests {
         }
     }
 
-    fn endpoint(base_url: String, api_key: Option<&str>) -> Endpoint {
-        Endpoint {
-            wire: Wire::Anthropic,
-            base_url,
-            api_key: api_key.map(str::to_owned),
-            model: "claude-test".into(),
-        }
-    }
-
-    /// Answers with the fixture stream after checking the request the client sent.
-    async fn recorded_stream(headers: AxumHeaders, body: String) -> Response<Body> {
-        let body: Value = serde_json::from_str(&body).unwrap();
-        let expected_headers = [
+    #[tokio::test]
+    async fn streams_from_a_server_with_the_documented_request() {
+        let server = TestServer::start("/v1/messages", |_| Reply::stream(FIXTURE)).await;
+        let client = client(server.url("/"), Some("sk-ant-test"));
+        assert_eq!(client.model(), "claude-test");
+        assert_eq!(
+            say_hi(&client).await.unwrap(),
+            Outcome::ok(fixture_events())
+        );
+        let sent = server.only_request();
+        sent.assert_headers(&[
             ("x-api-key", "sk-ant-test"),
             ("anthropic-version", "2023-06-01"),
             ("content-type", "application/json"),
-        ];
-        for (name, value) in expected_headers {
-            assert_eq!(headers[name].to_str().unwrap(), value, "{name}");
-        }
-        assert_eq!(body["model"], "claude-test");
-        assert_eq!(body["stream"], true);
-        Response::builder()
-            .status(StatusCode::OK)
-            .header("content-type", "text/event-stream")
-            .body(Body::from(FIXTURE))
-            .unwrap()
-    }
-
-    #[tokio::test]
-    async fn streams_from_a_server_with_the_documented_request() {
-        let addr = serve(Router::new().route("/v1/messages", post(recorded_stream))).await;
-        let client = AnthropicClient::new(
-            http::Transport::new(http::DEFAULT_IDLE_TIMEOUT),
-            endpoint(format!("http://{addr}/"), Some("sk-ant-test")),
-        );
-        assert_eq!(client.model(), "claude-test");
-        let stream = client
-            .stream(&request(vec![Message::user_text("hi")]))
-            .await
-            .unwrap();
-        assert_eq!(collect(stream).await, Outcome::ok(fixture_events()));
+        ]);
+        assert_eq!(sent.body["model"], "claude-test");
+        assert_eq!(sent.body["stream"], true);
     }
 
     #[tokio::test]
     async fn sends_no_api_key_header_without_a_key() {
-        let router = Router::new().route(
-            "/v1/messages",
-            post(|headers: AxumHeaders| async move {
-                let status = if headers.contains_key("x-api-key") {
-                    StatusCode::BAD_REQUEST
-                } else {
-                    StatusCode::UNAUTHORIZED
-                };
-                (status, r#"{"type":"error","error":{"type":"authentication_error","message":"x-api-key header is required"}}"#)
-            }),
-        );
-        let addr = serve(router).await;
-        let client = AnthropicClient::new(
-            http::Transport::new(http::DEFAULT_IDLE_TIMEOUT),
-            endpoint(format!("http://{addr}"), None),
-        );
-        let err = client
-            .stream(&request(vec![Message::user_text("hi")]))
-            .await
-            .err()
-            .unwrap();
+        let server = TestServer::start("/v1/messages", |_| {
+            Reply::error(
+                StatusCode::UNAUTHORIZED,
+                r#"{"type":"error","error":{"type":"authentication_error","message":"x-api-key header is required"}}"#,
+            )
+        })
+        .await;
+        let client = client(server.url(""), None);
+        let err = say_hi(&client).await.err().unwrap();
         assert!(
             matches!(&err, ProviderError::Http { status: 401, message, retry_after: None, .. }
                 if message == "x-api-key header is required"),
             "{err:?}"
         );
+        assert!(!server.only_request().headers.contains_key("x-api-key"));
     }
 
     mod properties {

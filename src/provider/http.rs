@@ -324,20 +324,6 @@ fn describe(err: reqwest::Error) -> String {
     text
 }
 
-/// A local HTTP server for tests of the clients.
-#[cfg(test)]
-pub(crate) mod testing {
-    use std::net::SocketAddr;
-
-    /// Serves `router` on a free port of 127.0.0.1 until the test's runtime ends.
-    pub async fn serve(router: axum::Router) -> SocketAddr {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, router).await });
-        addr
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use axum::Router;
@@ -347,12 +333,8 @@ mod tests {
     use pretty_assertions::assert_eq;
     use serde_json::json;
 
-    use super::testing::serve;
     use super::*;
-
-    fn transport() -> Transport {
-        Transport::new(DEFAULT_IDLE_TIMEOUT)
-    }
+    use crate::provider::test_server::{Reply, TestServer, serve, transport};
 
     /// The body's items up to and including its first error (reqwest keeps returning
     /// errors after a timeout, so reading on would never end).
@@ -467,19 +449,15 @@ mod tests {
 
     #[tokio::test]
     async fn a_non_success_status_becomes_an_http_error() {
-        let router = Router::new().route(
-            "/v1/messages",
-            post(|| async {
-                Response::builder()
-                    .status(StatusCode::TOO_MANY_REQUESTS)
-                    .header("retry-after", "12")
-                    .body(Body::from(
-                        r#"{"type":"error","error":{"type":"rate_limit_error","message":"Number of requests has exceeded your rate limit"}}"#,
-                    ))
-                    .unwrap()
-            }),
-        );
-        let url = format!("http://{}/v1/messages", serve(router).await);
+        let server = TestServer::start("/v1/messages", |_| {
+            Reply::error(
+                StatusCode::TOO_MANY_REQUESTS,
+                r#"{"type":"error","error":{"type":"rate_limit_error","message":"Number of requests has exceeded your rate limit"}}"#,
+            )
+            .with_header("retry-after", "12")
+        })
+        .await;
+        let url = server.url("/v1/messages");
         let err = transport()
             .post_streaming(&url, HeaderMap::new(), b"{}".to_vec())
             .await

@@ -26,6 +26,8 @@ mod sse;
 mod stream;
 #[cfg(test)]
 mod stream_properties;
+#[cfg(test)]
+mod test_server;
 
 use std::pin::Pin;
 use std::sync::Arc;

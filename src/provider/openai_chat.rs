@@ -739,21 +739,18 @@ fn stop_reason(reason: &str) -> StopReason {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::{Arc, Mutex};
-
-    use axum::Router;
-    use axum::body::Body;
-    use axum::extract::State;
-    use axum::http::{HeaderMap as AxumHeaders, Response, StatusCode};
-    use axum::routing::post;
+    use axum::http::StatusCode;
     use pretty_assertions::assert_eq;
     use serde_json::json;
 
     use super::*;
-    use crate::provider::http::testing::serve;
     use crate::provider::stream::testing::{
-        Outcome, assert_chunking_invariant, assert_decodes_fixture, call, collect, decode_whole,
-        read_and_grep_calls, result,
+        Outcome, assert_chunking_invariant, assert_decodes_fixture, decode_whole,
+        read_and_grep_calls,
+    };
+    use crate::provider::test_server::{
+        Reply, TestServer, call, endpoint, http_error, message, request, result, say_hi, text,
+        transport,
     };
     use crate::provider::{Block, Wire};
 
@@ -766,22 +763,11 @@ mod tests {
         serde_json::to_value(request_body("gpt-test", base_url, request, true)).unwrap()
     }
 
-    fn request(messages: Vec<Message>) -> ModelRequest {
-        ModelRequest {
-            system: Vec::new(),
-            tools: Vec::new(),
-            messages,
-            volatile_context: None,
-            max_tokens: 2048,
-        }
-    }
-
-    fn message(role: Role, content: Vec<Block>) -> Message {
-        Message { role, content }
-    }
-
-    fn text(text: &str) -> Block {
-        Block::Text { text: text.into() }
+    fn client(base_url: String, api_key: Option<&str>) -> OpenAiChatClient {
+        OpenAiChatClient::new(
+            transport(),
+            endpoint(Wire::OpenAiChat, base_url, api_key, "gpt-test"),
+        )
     }
 
     /// Mistral accepts only ids of nine letters and digits: ids from elsewhere are
@@ -1432,165 +1418,105 @@ mod tests {
         assert!(error.starts_with("Malformed(\"unexpected chunk"), "{error}");
     }
 
-    fn endpoint(base_url: String, api_key: Option<&str>) -> Endpoint {
-        Endpoint {
-            wire: Wire::OpenAiChat,
-            base_url,
-            api_key: api_key.map(str::to_owned),
-            model: "gpt-test".into(),
-        }
-    }
-
-    /// Answers with the fixture stream after checking the request the client sent.
-    async fn recorded_stream(headers: AxumHeaders, body: String) -> Response<Body> {
-        let body: Value = serde_json::from_str(&body).unwrap();
-        assert_eq!(headers["authorization"].to_str().unwrap(), "Bearer sk-test");
-        assert_eq!(
-            headers["content-type"].to_str().unwrap(),
-            "application/json"
-        );
-        assert_eq!(body["model"], "gpt-test");
-        assert_eq!(body["stream"], true);
-        Response::builder()
-            .status(StatusCode::OK)
-            .header("content-type", "text/event-stream")
-            .body(Body::from(FIXTURE))
-            .unwrap()
-    }
-
     #[tokio::test]
     async fn streams_from_a_server_with_the_documented_request() {
-        let addr = serve(Router::new().route("/v1/chat/completions", post(recorded_stream))).await;
-        let client = OpenAiChatClient::new(
-            http::Transport::new(http::DEFAULT_IDLE_TIMEOUT),
-            endpoint(format!("http://{addr}/v1/"), Some("sk-test")),
-        );
+        let server = TestServer::start("/v1/chat/completions", |_| Reply::stream(FIXTURE)).await;
+        let client = client(server.url("/v1/"), Some("sk-test"));
         assert_eq!(client.model(), "gpt-test");
-        let stream = client
-            .stream(&request(vec![Message::user_text("hi")]))
-            .await
-            .unwrap();
-        assert_eq!(collect(stream).await, Outcome::ok(fixture_events()));
+        assert_eq!(
+            say_hi(&client).await.unwrap(),
+            Outcome::ok(fixture_events())
+        );
+        let sent = server.only_request();
+        sent.assert_headers(&[
+            ("authorization", "Bearer sk-test"),
+            ("content-type", "application/json"),
+        ]);
+        assert_eq!(sent.body["model"], "gpt-test");
+        assert_eq!(sent.body["stream"], true);
     }
 
     #[tokio::test]
     async fn sends_no_authorization_without_a_key_and_reports_http_errors() {
-        let router = Router::new().route(
-            "/v1/chat/completions",
-            post(|headers: AxumHeaders| async move {
-                let status = if headers.contains_key("authorization") {
-                    StatusCode::BAD_REQUEST
-                } else {
-                    StatusCode::NOT_FOUND
-                };
-                (
-                    status,
-                    [("retry-after", "3")],
-                    r#"{"error":{"message":"model \"gpt-test\" not found, try pulling it first","type":"api_error","param":null,"code":null}}"#,
-                )
-            }),
-        );
-        let addr = serve(router).await;
-        let client = OpenAiChatClient::new(
-            http::Transport::new(http::DEFAULT_IDLE_TIMEOUT),
-            endpoint(format!("http://{addr}/v1"), None),
-        );
-        let err = client
-            .stream(&request(vec![Message::user_text("hi")]))
-            .await
-            .err()
-            .unwrap();
+        let server = TestServer::start("/v1/chat/completions", |_| {
+            Reply::error(
+                StatusCode::NOT_FOUND,
+                r#"{"error":{"message":"model \"gpt-test\" not found, try pulling it first","type":"api_error","param":null,"code":null}}"#,
+            )
+            .with_header("retry-after", "3")
+        })
+        .await;
+        let client = client(server.url("/v1"), None);
+        let err = say_hi(&client).await.err().unwrap();
         assert!(
             matches!(&err, ProviderError::Http { status: 404, message, retry_after: Some(after), .. }
                 if message == "model \"gpt-test\" not found, try pulling it first"
                     && *after == std::time::Duration::from_secs(3)),
             "{err:?}"
         );
+        assert!(!server.only_request().headers.contains_key("authorization"));
     }
 
     /// Mistral's answer to `stream_options` (avante.nvim#2347, verbatim).
     const MISTRAL_422: &str = r#"{"object":"error","message":{"detail":[{"type":"extra_forbidden","loc":["body","stream_options","include_usage"],"msg":"Extra inputs are not permitted","input":true}]},"type":"invalid_request_error","param":null,"code":null}"#;
 
-    /// Answers like Mistral: 422 when the body has `stream_options`, the recorded
-    /// stream otherwise; records which requests had it.
-    async fn refuses_stream_options_server(
-        State(seen): State<Arc<Mutex<Vec<bool>>>>,
-        body: String,
-    ) -> Response<Body> {
-        let body: Value = serde_json::from_str(&body).unwrap();
-        let asks = body.get("stream_options").is_some();
-        seen.lock().unwrap().push(asks);
-        let (status, body) = if asks {
-            (StatusCode::UNPROCESSABLE_ENTITY, MISTRAL_422)
-        } else {
-            (StatusCode::OK, FIXTURE)
-        };
-        Response::builder()
-            .status(status)
-            .body(Body::from(body))
-            .unwrap()
+    /// Whether a request body asks for `stream_options`.
+    fn asks_for_stream_options(body: &Value) -> bool {
+        body.get("stream_options").is_some()
     }
 
     #[tokio::test]
     async fn a_server_that_refuses_stream_options_is_asked_without_them_from_then_on() {
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let router = Router::new()
-            .route("/v1/chat/completions", post(refuses_stream_options_server))
-            .with_state(seen.clone());
-        let addr = serve(router).await;
-        let client = OpenAiChatClient::new(
-            http::Transport::new(http::DEFAULT_IDLE_TIMEOUT),
-            endpoint(format!("http://{addr}/v1"), None),
-        );
+        // Answers like Mistral: 422 when the body has `stream_options`, the recorded
+        // stream otherwise.
+        let server = TestServer::start("/v1/chat/completions", |body| {
+            if asks_for_stream_options(body) {
+                Reply::error(StatusCode::UNPROCESSABLE_ENTITY, MISTRAL_422)
+            } else {
+                Reply::stream(FIXTURE)
+            }
+        })
+        .await;
+        let seen = || -> Vec<bool> {
+            let sent = server.sent();
+            sent.iter()
+                .map(|sent| asks_for_stream_options(&sent.body))
+                .collect()
+        };
+        let asking = client(server.url("/v1"), None);
         let notice = StreamEvent::Notice {
             text: WITHOUT_STREAM_OPTIONS.into(),
         };
-        let first = client
-            .stream(&request(vec![Message::user_text("hi")]))
-            .await
-            .unwrap();
         let events: Vec<StreamEvent> = std::iter::once(notice).chain(fixture_events()).collect();
-        assert_eq!(collect(first).await, Outcome::ok(events));
+        assert_eq!(say_hi(&asking).await.unwrap(), Outcome::ok(events));
         // Told once: the next request goes out without them and says nothing.
-        let second = client
-            .stream(&request(vec![Message::user_text("hi")]))
-            .await
-            .unwrap();
-        assert_eq!(collect(second).await, Outcome::ok(fixture_events()));
-        assert_eq!(*seen.lock().unwrap(), [true, false, false]);
+        assert_eq!(
+            say_hi(&asking).await.unwrap(),
+            Outcome::ok(fixture_events())
+        );
+        assert_eq!(seen(), [true, false, false]);
 
         // Configured off (`[network] stream_options = false`): never sent, nothing said.
-        let configured = OpenAiChatClient::new(
-            http::Transport::new(http::DEFAULT_IDLE_TIMEOUT),
-            endpoint(format!("http://{addr}/v1"), None),
-        )
-        .asking_for_usage(false);
-        let stream = configured
-            .stream(&request(vec![Message::user_text("hi")]))
-            .await
-            .unwrap();
-        assert_eq!(collect(stream).await, Outcome::ok(fixture_events()));
-        assert_eq!(*seen.lock().unwrap(), [true, false, false, false]);
+        let configured = client(server.url("/v1"), None).asking_for_usage(false);
+        assert_eq!(
+            say_hi(&configured).await.unwrap(),
+            Outcome::ok(fixture_events())
+        );
+        assert_eq!(seen(), [true, false, false, false]);
     }
 
     #[test]
     fn only_a_refusal_naming_stream_options_drops_them() {
-        let http = |status, message: &str| ProviderError::Http {
-            url: "u".into(),
-            status,
-            message: message.into(),
-            retry_after: None,
-        };
-        assert!(refuses_stream_options(&http(422, MISTRAL_422)));
-        assert!(refuses_stream_options(&http(
+        assert!(refuses_stream_options(&http_error(422, MISTRAL_422)));
+        assert!(refuses_stream_options(&http_error(
             400,
             "Extra inputs are not permitted, field: 'stream_options'"
         )));
-        assert!(!refuses_stream_options(&http(
+        assert!(!refuses_stream_options(&http_error(
             422,
             "Extra inputs are not permitted"
         )));
-        assert!(!refuses_stream_options(&http(500, MISTRAL_422)));
+        assert!(!refuses_stream_options(&http_error(500, MISTRAL_422)));
     }
 
     mod properties {

@@ -630,35 +630,22 @@ impl From<WireUsage> for Usage {
 
 #[cfg(test)]
 mod tests {
-    use axum::Router;
-    use axum::body::Body;
-    use axum::extract::State;
-    use axum::http::{HeaderMap as AxumHeaders, Response, StatusCode};
-    use axum::routing::post;
+    use axum::http::StatusCode;
     use pretty_assertions::assert_eq;
     use serde_json::json;
-    use std::sync::{Arc, Mutex};
 
     use super::*;
     use crate::provider::Wire;
-    use crate::provider::http::testing::serve;
     use crate::provider::stream::testing::{
-        Outcome, assert_chunking_invariant, assert_decodes_fixture, call, collect, decode_whole,
-        read_and_grep_calls, result,
+        Outcome, assert_chunking_invariant, assert_decodes_fixture, decode_whole,
+        read_and_grep_calls,
+    };
+    use crate::provider::test_server::{
+        Reply, TestServer, call, endpoint, http_error, request, result, say_hi, transport,
     };
 
     const FIXTURE: &str =
         include_str!("../../tests/fixtures/openai_responses/reasoning_text_two_tools.sse");
-
-    fn request(messages: Vec<Message>) -> ModelRequest {
-        ModelRequest {
-            system: Vec::new(),
-            tools: Vec::new(),
-            messages,
-            volatile_context: None,
-            max_tokens: 2048,
-        }
-    }
 
     fn body_json(request: &ModelRequest) -> Value {
         serde_json::to_value(request_body("gpt-test", request, true)).unwrap()
@@ -1071,108 +1058,79 @@ mod tests {
         );
     }
 
-    async fn recorded_stream(headers: AxumHeaders, body: String) -> Response<Body> {
-        let body: Value = serde_json::from_str(&body).unwrap();
-        assert_eq!(headers["authorization"].to_str().unwrap(), "Bearer sk-test");
-        assert_eq!(body["model"], "gpt-test");
-        assert_eq!(body["stream"], true);
-        assert_eq!(body["store"], false);
-        Response::builder()
-            .status(StatusCode::OK)
-            .header("content-type", "text/event-stream")
-            .body(Body::from(FIXTURE))
-            .unwrap()
+    fn client(base_url: String, api_key: Option<&str>, model: &str) -> OpenAiResponsesClient {
+        OpenAiResponsesClient::new(
+            transport(),
+            endpoint(Wire::OpenAiResponses, base_url, api_key, model),
+        )
     }
 
     #[tokio::test]
     async fn streams_from_a_server_at_base_slash_responses() {
-        let addr = serve(Router::new().route("/v1/responses", post(recorded_stream))).await;
-        let client = OpenAiResponsesClient::new(
-            http::Transport::new(http::DEFAULT_IDLE_TIMEOUT),
-            Endpoint {
-                wire: Wire::OpenAiResponses,
-                base_url: format!("http://{addr}/v1/"),
-                api_key: Some("sk-test".into()),
-                model: "gpt-test".into(),
-            },
-        );
+        let server = TestServer::start("/v1/responses", |_| Reply::stream(FIXTURE)).await;
+        let client = client(server.url("/v1/"), Some("sk-test"), "gpt-test");
         assert_eq!(client.model(), "gpt-test");
-        let stream = client
-            .stream(&request(vec![Message::user_text("hi")]))
-            .await
-            .unwrap();
-        assert_eq!(collect(stream).await, Outcome::ok(fixture_events()));
+        assert_eq!(
+            say_hi(&client).await.unwrap(),
+            Outcome::ok(fixture_events())
+        );
+        let sent = server.only_request();
+        sent.assert_headers(&[("authorization", "Bearer sk-test")]);
+        assert_eq!(sent.body["model"], "gpt-test");
+        assert_eq!(sent.body["stream"], true);
+        assert_eq!(sent.body["store"], false);
     }
 
-    /// Answers like the real API for a model without reasoning: 400 when the body asks
-    /// for encrypted reasoning, the recorded stream otherwise; counts both.
-    async fn model_without_reasoning(
-        State(seen): State<Arc<Mutex<Vec<bool>>>>,
-        body: String,
-    ) -> Response<Body> {
-        let body: Value = serde_json::from_str(&body).unwrap();
-        let asks = body.get("include").is_some();
-        seen.lock().unwrap().push(asks);
-        let error = json!({"error": {"message": "Encrypted content is not supported with \
-            this model.", "type": "invalid_request_error", "param": "include", "code": null}});
-        let (status, body) = if asks {
-            (StatusCode::BAD_REQUEST, error.to_string())
-        } else {
-            (StatusCode::OK, FIXTURE.to_string())
-        };
-        Response::builder()
-            .status(status)
-            .body(Body::from(body))
-            .unwrap()
+    /// Whether a request body asks for encrypted reasoning.
+    fn asks_for_encrypted_reasoning(body: &Value) -> bool {
+        body.get("include").is_some()
     }
 
     #[tokio::test]
     async fn a_model_that_refuses_encrypted_reasoning_is_asked_without_it_from_then_on() {
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let router = Router::new()
-            .route("/v1/responses", post(model_without_reasoning))
-            .with_state(seen.clone());
-        let addr = serve(router).await;
-        let client = OpenAiResponsesClient::new(
-            http::Transport::new(http::DEFAULT_IDLE_TIMEOUT),
-            Endpoint {
-                wire: Wire::OpenAiResponses,
-                base_url: format!("http://{addr}/v1"),
-                api_key: None,
-                model: "gpt-4o".into(),
-            },
-        );
+        // Answers like the real API for a model without reasoning: 400 when the body
+        // asks for encrypted reasoning, the recorded stream otherwise.
+        let server = TestServer::start("/v1/responses", |body| {
+            if asks_for_encrypted_reasoning(body) {
+                let error = json!({"error": {"message": "Encrypted content is not supported \
+                    with this model.", "type": "invalid_request_error", "param": "include",
+                    "code": null}});
+                Reply::error(StatusCode::BAD_REQUEST, error.to_string())
+            } else {
+                Reply::stream(FIXTURE)
+            }
+        })
+        .await;
+        let client = client(server.url("/v1"), None, "gpt-4o");
         for _ in 0..2 {
-            let stream = client
-                .stream(&request(vec![Message::user_text("hi")]))
-                .await
-                .unwrap();
-            assert_eq!(collect(stream).await, Outcome::ok(fixture_events()));
+            assert_eq!(
+                say_hi(&client).await.unwrap(),
+                Outcome::ok(fixture_events())
+            );
         }
-        assert_eq!(*seen.lock().unwrap(), [true, false, false]);
+        let seen: Vec<bool> = server
+            .sent()
+            .iter()
+            .map(|sent| asks_for_encrypted_reasoning(&sent.body))
+            .collect();
+        assert_eq!(seen, [true, false, false]);
     }
 
     #[test]
     fn only_the_refusal_of_encrypted_reasoning_drops_it() {
-        let http = |status, message: &str| ProviderError::Http {
-            url: "u".into(),
-            status,
-            message: message.into(),
-            retry_after: None,
-        };
-        assert!(refuses_encrypted_reasoning(&http(
+        assert!(refuses_encrypted_reasoning(&http_error(
             400,
             "Encrypted content is not supported with this model."
         )));
-        assert!(refuses_encrypted_reasoning(&http(
+        assert!(refuses_encrypted_reasoning(&http_error(
             400,
             "Unsupported value for include: 'reasoning.encrypted_content'"
         )));
-        assert!(!refuses_encrypted_reasoning(&http(
+        assert!(!refuses_encrypted_reasoning(&http_error(
             400,
             "max_output_tokens too large"
         )));
-        assert!(!refuses_encrypted_reasoning(&http(
+        assert!(!refuses_encrypted_reasoning(&http_error(
             500,
             "encrypted content"
         )));

@@ -214,24 +214,6 @@ pub(crate) mod testing {
         }
     }
 
-    /// A tool call block, as the wires' request-building tests write them.
-    pub fn call(id: &str, name: &str, arguments: &str) -> crate::provider::Block {
-        crate::provider::Block::ToolCall(crate::provider::ToolCall {
-            id: id.into(),
-            name: name.into(),
-            arguments: arguments.into(),
-        })
-    }
-
-    /// A tool result block answering `call_id`.
-    pub fn result(call_id: &str, content: &str, is_error: bool) -> crate::provider::Block {
-        crate::provider::Block::ToolResult(crate::provider::ToolResult {
-            call_id: call_id.into(),
-            content: content.into(),
-            is_error,
-        })
-    }
-
     /// Runs `decoder` over the body items `chunks` and collects everything.
     pub fn run<D: WireDecoder>(chunks: Vec<Result<Bytes, ProviderError>>, decoder: D) -> Outcome {
         let stream = decode_body(futures::stream::iter(chunks), decoder);

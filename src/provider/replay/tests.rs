@@ -4,20 +4,11 @@ use futures::StreamExt;
 use pretty_assertions::assert_eq;
 
 use super::*;
+use crate::provider::test_server::request;
 use crate::provider::{Block, ToolResult};
 
 fn client(toml: &str) -> ReplayClient {
     ReplayClient::new(Script::from_toml(toml).unwrap(), "replay").unwrap()
-}
-
-fn request(messages: Vec<Message>) -> ModelRequest {
-    ModelRequest {
-        system: Vec::new(),
-        tools: Vec::new(),
-        messages,
-        volatile_context: None,
-        max_tokens: 1000,
-    }
 }
 
 /// Everything one call streams: its events, then the error that ended it, if any.
