@@ -4,10 +4,10 @@
 //! [`eval`], which runs `duet exec` as child processes) →
 //! [`agent`] → the leaves ([`provider`], [`tools`], [`mcp`], [`shell`], [`lint`], [`policy`],
 //! [`diff`], [`git`], [`config`], [`session`]). No leaf imports `agent` or a front end.
-//! [`pathglob`], [`process_group`] and [`terminal_text`] are small utilities the leaves
-//! and front ends share, and [`beneath`] is the one way duet itself opens, writes and
-//! removes files in the workspace; `fuzzing` holds the entry points of the fuzz
-//! targets under `fuzz/`.
+//! [`pathglob`], [`process_group`], [`terminal_text`] and [`json_string`] are small
+//! utilities the leaves and front ends share, and [`beneath`] is the one way duet itself
+//! opens, writes and removes files in the workspace; `fuzzing` holds the entry points of
+//! the fuzz targets under `fuzz/`.
 
 pub mod agent;
 pub mod beneath;
@@ -18,6 +18,7 @@ pub mod exec;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod git;
+pub mod json_string;
 pub mod lint;
 pub mod mcp;
 pub mod parse_deadline;

@@ -9,6 +9,8 @@
 
 use std::collections::HashMap;
 
+use crate::json_string::leading_string;
+
 /// How much of a call's arguments is searched for its path: the path comes first in
 /// the tools' schemas, so a longer search would mean the model put it last.
 const MAX_WATCHED_BYTES: usize = 4096;
@@ -46,34 +48,14 @@ fn leading_string_field(partial: &str, name: &str) -> Option<String> {
     let mut rest = partial.trim_start().strip_prefix('{')?;
     loop {
         rest = rest.trim_start();
-        let (key, after_key) = json_string(rest)?;
+        let (key, after_key) = leading_string(rest)?;
         let (value, after_value) =
-            json_string(after_key.trim_start().strip_prefix(':')?.trim_start())?;
+            leading_string(after_key.trim_start().strip_prefix(':')?.trim_start())?;
         if key == name {
             return Some(value);
         }
         rest = after_value.trim_start().strip_prefix(',')?;
     }
-}
-
-/// The JSON string `text` begins with, decoded, and the text after it; `None` when
-/// `text` does not begin with a string or the string has not ended yet.
-fn json_string(text: &str) -> Option<(String, &str)> {
-    let body = text.strip_prefix('"')?;
-    let mut escaped = false;
-    for (offset, byte) in body.bytes().enumerate() {
-        match byte {
-            _ if escaped => escaped = false,
-            b'\\' => escaped = true,
-            b'"' => {
-                let end = offset + 2;
-                let decoded = serde_json::from_str(&text[..end]).ok()?;
-                return Some((decoded, &text[end..]));
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 #[cfg(test)]

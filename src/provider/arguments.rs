@@ -6,13 +6,15 @@
 //! then, while the model is still writing. [`ArgumentsBuffer`] notices that moment with
 //! one pass over each fragment instead of re-parsing the whole text every time.
 
+use crate::json_string::StringEnd;
+
 /// Accumulates argument fragments and tracks JSON nesting outside of strings.
 #[derive(Debug, Default)]
 pub(crate) struct ArgumentsBuffer {
     text: String,
     depth: u32,
-    in_string: bool,
-    escaped: bool,
+    /// Inside a string: where it ends, however the fragments cut its escapes.
+    string: Option<StringEnd>,
     /// The top level is an object that has opened (and maybe closed).
     object_started: bool,
     /// The top level is something other than an object; it never completes early.
@@ -34,17 +36,14 @@ impl ArgumentsBuffer {
         if self.closed || self.not_an_object {
             return;
         }
-        if self.in_string {
-            match (self.escaped, byte) {
-                (true, _) => self.escaped = false,
-                (false, b'\\') => self.escaped = true,
-                (false, b'"') => self.in_string = false,
-                _ => {}
+        if let Some(string) = &mut self.string {
+            if string.is_end(byte) {
+                self.string = None;
             }
             return;
         }
         match byte {
-            b'"' => self.in_string = true,
+            b'"' => self.string = Some(StringEnd::default()),
             b'{' | b'[' if self.depth == 0 && !self.object_started => {
                 if byte == b'{' {
                     self.object_started = true;
