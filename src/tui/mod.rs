@@ -14,6 +14,7 @@ pub mod composer;
 mod event_loop;
 pub mod frame;
 pub mod help;
+mod highlight;
 mod input;
 pub mod keymap;
 pub mod painter;

@@ -1,8 +1,10 @@
 //! Syntax colouring of the two sides of a proposed edit.
 //!
-//! Owns: picking a syntect syntax from the file name (or its first line), highlighting
-//! a file line by line on demand, and turning syntect styles into ratatui spans.
-//! Does not own: diff backgrounds, markers or layout (`diff_view`).
+//! Owns: highlighting a file line by line on demand, and turning the styled pieces into
+//! display spans.
+//! Does not own: the syntax set, finding a file's syntax, or the palette
+//! (`tui::highlight`, shared with the transcript); diff backgrounds, markers or layout
+//! (`diff_view`).
 //! Invariant: each line of a file is highlighted at most once per review, in order from
 //! the top (syntect's parse state runs through the file), and only as far down as a
 //! frame has shown; with colour off, or for a syntax syntect does not know, nothing is
@@ -10,22 +12,12 @@
 //! characters written out as code points in both (styled apart in the styled line).
 
 use std::ops::Range;
-use std::path::Path;
-use std::sync::LazyLock;
 
-use ratatui::style::{Color, Style};
+use ratatui::style::Style;
 use ratatui::text::Span;
-use syntect::easy::HighlightLines;
-use syntect::highlighting::{Theme as SyntectTheme, ThemeSet};
-use syntect::parsing::{SyntaxReference, SyntaxSet};
 
 use super::text::{reveal, reveal_spans};
-
-static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(SyntaxSet::load_defaults_newlines);
-static THEMES: LazyLock<ThemeSet> = LazyLock::new(ThemeSet::load_defaults);
-
-/// A dark theme: our added/removed backgrounds are dark too.
-const THEME_NAME: &str = "base16-ocean.dark";
+use crate::tui::highlight::SyntaxHighlighter;
 
 /// Lines longer than this are shown plain: regex-based highlighting of a minified file
 /// would stall the UI, and nobody reads its colours anyway.
@@ -43,7 +35,7 @@ pub(super) struct FileHighlighter {
     /// The first `highlighted.len()` lines, styled.
     highlighted: Vec<StyledLine>,
     /// `None` when not colouring (colour off, unknown syntax, or syntect gave up).
-    state: Option<HighlightLines<'static>>,
+    state: Option<SyntaxHighlighter>,
     /// How a written-out hidden character is drawn.
     hidden: Style,
 }
@@ -51,10 +43,7 @@ pub(super) struct FileHighlighter {
 impl FileHighlighter {
     pub(super) fn new(path: &str, source: String, color: bool, hidden: Style) -> Self {
         let state = if color {
-            syntax_for(path, &source).and_then(|syntax| {
-                let theme: &'static SyntectTheme = THEMES.themes.get(THEME_NAME)?;
-                Some(HighlightLines::new(syntax, theme))
-            })
+            SyntaxHighlighter::for_file(path, &source)
         } else {
             None
         };
@@ -110,7 +99,7 @@ fn line_of<'s>(source: &'s str, lines: &[Range<usize>], index: usize) -> &'s str
 
 /// Highlights one line (fed with its terminator, as syntect's newline syntaxes expect;
 /// the styled text stops before it).
-fn highlight(state: &mut Option<HighlightLines<'static>>, line: &str, hidden: Style) -> StyledLine {
+fn highlight(state: &mut Option<SyntaxHighlighter>, line: &str, hidden: Style) -> StyledLine {
     let content = strip_terminator(line);
     let plain = || reveal_spans(content, Style::default(), hidden);
     let Some(highlighter) = state else {
@@ -119,7 +108,7 @@ fn highlight(state: &mut Option<HighlightLines<'static>>, line: &str, hidden: St
     if line.len() > MAX_HIGHLIGHTED_BYTES {
         return plain();
     }
-    match highlighter.highlight_line(line, &SYNTAXES) {
+    match highlighter.line(line) {
         Ok(regions) => {
             let mut at = 0;
             let mut spans = Vec::with_capacity(regions.len());
@@ -129,7 +118,7 @@ fn highlight(state: &mut Option<HighlightLines<'static>>, line: &str, hidden: St
                     .get(at.min(end)..end)
                     .filter(|piece| !piece.is_empty())
                 {
-                    spans.extend(reveal_spans(piece, foreground(style), hidden));
+                    spans.extend(reveal_spans(piece, style, hidden));
                 }
                 at += text.len();
             }
@@ -151,27 +140,6 @@ fn strip_terminator(text: &str) -> &str {
         .unwrap_or(text)
 }
 
-/// Only the foreground: backgrounds belong to the diff (added, removed, plain).
-fn foreground(style: syntect::highlighting::Style) -> Style {
-    let color = style.foreground;
-    Style::default().fg(Color::Rgb(color.r, color.g, color.b))
-}
-
-/// The syntax for `path` by extension, then by full file name (`Makefile`), then by the
-/// file's first line (`#!/bin/sh`); `None` for plain text.
-fn syntax_for(path: &str, source: &str) -> Option<&'static SyntaxReference> {
-    let path = Path::new(path);
-    let by_name = |name: Option<&std::ffi::OsStr>| {
-        name.and_then(|name| name.to_str())
-            .and_then(|name| SYNTAXES.find_syntax_by_extension(name))
-    };
-    let first_line = source.lines().next().unwrap_or_default();
-    by_name(path.extension())
-        .or_else(|| by_name(path.file_name()))
-        .or_else(|| SYNTAXES.find_syntax_by_first_line(first_line))
-        .filter(|syntax| syntax.name != "Plain Text")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,10 +159,7 @@ mod tests {
         let line = file.line(1).to_vec();
         assert_eq!(text_of(&line), "    let x = 1;");
         assert_eq!(file.plain(1), "    let x = 1;");
-        assert!(
-            line.iter()
-                .any(|span| matches!(span.style.fg, Some(Color::Rgb(..))))
-        );
+        assert!(line.iter().any(|span| span.style.fg.is_some()));
         assert_eq!(text_of(&file.line(3).to_vec()), "", "beyond the end");
         assert_eq!((file.len(), file.plain(3)), (3, String::new()));
     }
@@ -223,7 +188,15 @@ mod tests {
 
     #[test]
     fn a_shebang_picks_the_syntax() {
-        assert!(syntax_for("script", "#!/bin/sh\necho hi\n").is_some());
-        assert!(syntax_for("script", "just words\n").is_none());
+        let mut script =
+            FileHighlighter::new("script", "#!/bin/sh\necho hi\n".into(), true, Style::new());
+        assert!(script.line(1).iter().any(|span| span.style.fg.is_some()));
+        let mut words = FileHighlighter::new("script", "just words\n".into(), true, Style::new());
+        assert!(
+            words
+                .line(0)
+                .iter()
+                .all(|span| span.style == Style::default())
+        );
     }
 }

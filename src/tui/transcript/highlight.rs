@@ -1,123 +1,22 @@
 //! Syntax highlighting of code blocks, line by line, in the terminal's own palette.
 //!
-//! Owns: the bundled syntax set, a highlighting theme built from the 16 ANSI colours,
-//! and [`CodeHighlighter`], which highlights one block incrementally (each line once, as
-//! it arrives). Does not own: where code lines go or how they wrap.
+//! Owns: [`CodeHighlighter`], which highlights one block incrementally (each line once,
+//! as it arrives), and picking the block's language from its fence's info string.
+//! Does not own: the syntax set and the palette (`tui::highlight`, shared with the
+//! review), where code lines go or how they wrap.
 //! Invariant: with colour off, or for a language syntect does not know, lines come back
 //! unhighlighted in the theme's `code` style; highlighting never fails a render.
-//!
-//! Why ANSI colours rather than a bundled RGB theme: the terminal maps the 16 palette
-//! entries to shades that suit its own background, so the same choice reads on a dark
-//! and on a light terminal. No background colour is ever set.
 
-use std::str::FromStr;
-use std::sync::LazyLock;
-
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::Style;
 use ratatui::text::Span;
-use syntect::easy::HighlightLines;
-use syntect::highlighting::{
-    Color as SynColor, FontStyle, ScopeSelectors, StyleModifier, Theme as SynTheme, ThemeItem,
-    ThemeSettings,
-};
-use syntect::parsing::SyntaxSet;
 
+use crate::tui::highlight::SyntaxHighlighter;
 use crate::tui::theme::Theme;
-
-static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(SyntaxSet::load_defaults_newlines);
-static PALETTE_THEME: LazyLock<SynTheme> = LazyLock::new(palette_theme);
-
-/// Marks a syntect colour as "ANSI palette entry `r`" (syntect colours are RGBA; a real
-/// theme never uses alpha 0 for a foreground).
-const PALETTE_ALPHA: u8 = 0;
-/// The default foreground: the terminal's own text colour.
-const DEFAULT_FG: SynColor = SynColor {
-    r: 0,
-    g: 0,
-    b: 0,
-    a: 255,
-};
-
-/// Which palette entry each kind of token gets. Yellow is avoided: it is unreadable on
-/// many light backgrounds.
-const RULES: &[(&str, u8, FontStyle)] = &[
-    (
-        "comment, punctuation.definition.comment",
-        8,
-        FontStyle::ITALIC,
-    ),
-    (
-        "string, constant.character, markup.inserted",
-        2,
-        FontStyle::empty(),
-    ),
-    (
-        "constant.numeric, constant.language, constant.other",
-        1,
-        FontStyle::empty(),
-    ),
-    (
-        "keyword, storage, keyword.control, markup.heading",
-        5,
-        FontStyle::empty(),
-    ),
-    ("keyword.operator", 0xFF, FontStyle::empty()),
-    (
-        "entity.name.function, support.function, variable.function, support.macro, \
-         entity.name.tag",
-        4,
-        FontStyle::empty(),
-    ),
-    (
-        "entity.name.type, entity.name.class, entity.name.struct, entity.name.enum, \
-         entity.name.trait, support.type, support.class, entity.other.attribute-name",
-        6,
-        FontStyle::empty(),
-    ),
-    ("markup.deleted, invalid", 1, FontStyle::empty()),
-    ("markup.bold", 0xFF, FontStyle::BOLD),
-    ("markup.italic", 0xFF, FontStyle::ITALIC),
-];
-
-fn palette_theme() -> SynTheme {
-    let scopes = RULES
-        .iter()
-        .filter_map(|(selector, index, font_style)| {
-            let scope = ScopeSelectors::from_str(selector).ok()?;
-            let foreground = match index {
-                0xFF => DEFAULT_FG,
-                index => SynColor {
-                    r: *index,
-                    g: 0,
-                    b: 0,
-                    a: PALETTE_ALPHA,
-                },
-            };
-            Some(ThemeItem {
-                scope,
-                style: StyleModifier {
-                    foreground: Some(foreground),
-                    background: None,
-                    font_style: Some(*font_style),
-                },
-            })
-        })
-        .collect();
-    SynTheme {
-        name: Some("duet ANSI".to_string()),
-        author: None,
-        settings: ThemeSettings {
-            foreground: Some(DEFAULT_FG),
-            ..ThemeSettings::default()
-        },
-        scopes,
-    }
-}
 
 /// Highlights the lines of one code block in order, keeping the parser state between
 /// lines, so a block that streams in is highlighted once per line.
 pub struct CodeHighlighter {
-    lines: Option<HighlightLines<'static>>,
+    lines: Option<SyntaxHighlighter>,
     plain: Style,
 }
 
@@ -128,13 +27,10 @@ impl CodeHighlighter {
             .split(|c: char| c.is_whitespace() || c == ',' || c == '{')
             .find(|word| !word.is_empty())
             .unwrap_or_default();
-        let lines = if theme.color && !language.is_empty() {
-            SYNTAXES
-                .find_syntax_by_token(language)
-                .map(|syntax| HighlightLines::new(syntax, &PALETTE_THEME))
-        } else {
-            None
-        };
+        let lines = theme
+            .color
+            .then(|| SyntaxHighlighter::for_language(language))
+            .flatten();
         Self {
             lines,
             plain: theme.code,
@@ -147,12 +43,12 @@ impl CodeHighlighter {
             return vec![Span::styled(text.to_string(), self.plain)];
         };
         let with_break = format!("{text}\n");
-        match lines.highlight_line(&with_break, &SYNTAXES) {
+        match lines.line(&with_break) {
             Ok(pieces) => pieces
                 .into_iter()
                 .filter_map(|(style, piece)| {
                     let piece = piece.trim_end_matches('\n');
-                    (!piece.is_empty()).then(|| Span::styled(piece.to_string(), to_style(style)))
+                    (!piece.is_empty()).then(|| Span::styled(piece.to_string(), style))
                 })
                 .collect(),
             Err(error) => {
@@ -165,44 +61,12 @@ impl CodeHighlighter {
     }
 }
 
-/// The ratatui style for a syntect style from [`PALETTE_THEME`].
-fn to_style(style: syntect::highlighting::Style) -> Style {
-    let fg = style.foreground;
-    let mut out = Style::default();
-    if fg.a == PALETTE_ALPHA {
-        out = out.fg(ansi(fg.r));
-    }
-    if style.font_style.contains(FontStyle::BOLD) {
-        out = out.add_modifier(Modifier::BOLD);
-    }
-    if style.font_style.contains(FontStyle::ITALIC) {
-        out = out.add_modifier(Modifier::ITALIC);
-    }
-    out
-}
-
-fn ansi(index: u8) -> Color {
-    match index {
-        1 => Color::Red,
-        2 => Color::Green,
-        4 => Color::Blue,
-        5 => Color::Magenta,
-        6 => Color::Cyan,
-        8 => Color::DarkGray,
-        other => Color::Indexed(other),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use pretty_assertions::assert_eq;
+    use ratatui::style::Color;
 
     use super::*;
-
-    #[test]
-    fn every_rule_selector_parses() {
-        assert_eq!(PALETTE_THEME.scopes.len(), RULES.len());
-    }
 
     #[test]
     fn info_strings_name_the_language_by_their_first_word() {
