@@ -1,8 +1,9 @@
 //! Laying out a proposed edit as screen rows: unified, side by side, or the whole new
 //! file with its changes marked.
 //!
-//! Owns: the row model ([`Layout`]), gutters with old/new line numbers, `+`/`-` markers,
-//! added/removed backgrounds, wrapping long lines, and which rows belong to which hunk.
+//! Owns: the row model ([`Layout`]), gutters with old/new line numbers and `+`/`-`
+//! markers (in the added or removed colour on a changed line), wrapping long lines, and
+//! which rows belong to which hunk.
 //! Does not own: hunk state (accepted, selected), scrolling or drawing — the edit
 //! panel lays those over the rows at draw time, so a layout depends only on the
 //! proposal, the view and the width, and can be cached across frames.
@@ -14,7 +15,7 @@
 
 use std::ops::Range;
 
-use ratatui::style::{Color, Style};
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use crate::diff::{Hunk, HunkLine, LineEnding, LineKind};
@@ -61,12 +62,11 @@ pub(super) enum FileSide {
 /// Part of a row.
 pub(super) enum Piece {
     Fixed(Span<'static>),
-    /// Characters `chars` of 0-based `line` of one file, on `fill`, styled when drawn.
+    /// Characters `chars` of 0-based `line` of one file, styled when drawn.
     Code {
         side: FileSide,
         line: usize,
         chars: Range<usize>,
-        fill: Style,
     },
 }
 
@@ -98,18 +98,9 @@ pub(super) fn draw_pieces(pieces: &[Piece], files: &mut Files) -> Line<'static> 
     for piece in pieces {
         match piece {
             Piece::Fixed(span) => spans.push(span.clone()),
-            Piece::Code {
-                side,
-                line,
-                chars,
-                fill,
-            } => {
+            Piece::Code { side, line, chars } => {
                 let styled = files.side_mut(*side).line(*line);
-                spans.extend(
-                    slice_chars(styled, chars.clone())
-                        .into_iter()
-                        .map(|span| on_fill(span, *fill)),
-                );
+                spans.extend(slice_chars(styled, chars.clone()));
             }
         }
     }
@@ -155,50 +146,42 @@ fn number_width(hunks: &[Hunk], new_len: usize) -> usize {
     largest.max(1).to_string().len()
 }
 
-/// The styles a row is drawn with.
+/// The styles a row is drawn with. No background: the code keeps the terminal's own
+/// (its palette's syntax colours read on it, light or dark), and a changed line shows
+/// in its gutter, numbers and marker in the added or removed colour. Without colour
+/// the `+`/`-` markers alone carry the meaning.
 struct Paint {
-    number: Style,
-    added_marker: Style,
-    removed_marker: Style,
-    added_fill: Style,
-    removed_fill: Style,
+    /// Unchanged lines' numbers and the column separator.
+    dim: Style,
+    added: Style,
+    removed: Style,
     note: Style,
 }
 
 impl Paint {
     fn new(theme: &Theme) -> Self {
-        // Dark tints: syntax colours stay legible on them. Without colour the `+`/`-`
-        // markers alone carry the meaning.
-        let fill = |color| {
-            if theme.color {
-                Style::default().bg(color)
-            } else {
-                Style::default()
-            }
-        };
         Self {
-            number: theme.dim,
-            added_marker: theme.added,
-            removed_marker: theme.removed,
-            added_fill: fill(Color::Rgb(0x12, 0x3a, 0x1f)),
-            removed_fill: fill(Color::Rgb(0x4a, 0x16, 0x1a)),
+            dim: theme.dim,
+            added: theme.added,
+            removed: theme.removed,
             note: theme.dim,
         }
     }
 
-    fn fill(&self, kind: LineKind) -> Style {
+    /// The style of a line number on a line of `kind`.
+    fn number(&self, kind: LineKind) -> Style {
         match kind {
-            LineKind::Context => Style::default(),
-            LineKind::Added => self.added_fill,
-            LineKind::Removed => self.removed_fill,
+            LineKind::Context => self.dim,
+            LineKind::Added => self.added,
+            LineKind::Removed => self.removed,
         }
     }
 
     fn marker(&self, kind: LineKind) -> Span<'static> {
         let style = match kind {
             LineKind::Context => Style::default(),
-            LineKind::Added => self.added_marker,
-            LineKind::Removed => self.removed_marker,
+            LineKind::Added => self.added,
+            LineKind::Removed => self.removed,
         };
         Span::styled(kind.marker().to_string(), style)
     }
@@ -287,7 +270,7 @@ impl Builder<'_> {
                     Some(line) => builder.diff_cell(side(line, Numbers::New), right_width),
                     None => vec![blank(right_width)],
                 };
-                let separator = builder.paint.number;
+                let separator = builder.paint.dim;
                 let rows = join_columns(left, right, left_width, right_width, separator);
                 builder.push_rows(Some(index), rows);
             }
@@ -320,13 +303,13 @@ impl Builder<'_> {
             let gutter = vec![
                 Span::styled(
                     format!("{:>w$} ", index + 1, w = self.numbers),
-                    self.paint.number,
+                    self.paint.number(kind),
                 ),
                 self.paint.marker(kind),
                 Span::raw(" "),
             ];
             let code = self.code(FileSide::New, index);
-            let cells = self.cell(gutter, vec![code], self.width, self.paint.fill(kind));
+            let cells = self.cell(gutter, vec![code], self.width);
             self.push_rows(hunk, cells);
             if let Some(hunk) = hunk {
                 claim(hunk, start..self.rows.len());
@@ -372,7 +355,10 @@ impl Builder<'_> {
         let line = side.line;
         let number = |n: Option<usize>| {
             let text = n.map_or(String::new(), |n| n.to_string());
-            Span::styled(format!("{text:>w$} ", w = self.numbers), self.paint.number)
+            Span::styled(
+                format!("{text:>w$} ", w = self.numbers),
+                self.paint.number(line.kind),
+            )
         };
         let mut gutter = Vec::new();
         if side.numbers != Numbers::New {
@@ -391,7 +377,7 @@ impl Builder<'_> {
             _ => Vec::new(),
         };
         runs.extend(ending_note(side, self.paint.note).map(Run::Fixed));
-        self.cell(gutter, runs, width, self.paint.fill(line.kind))
+        self.cell(gutter, runs, width)
     }
 
     fn removal_cell(&self, count: usize) -> Cells {
@@ -405,14 +391,13 @@ impl Builder<'_> {
             format!("({count} line{plural} removed here)"),
             self.paint.note,
         );
-        let fill = self.paint.fill(LineKind::Removed);
-        self.cell(gutter, vec![Run::Fixed(note)], self.width, fill)
+        self.cell(gutter, vec![Run::Fixed(note)], self.width)
     }
 
-    /// `gutter` then `runs` wrapped into rows exactly `width` wide, all on `fill`.
+    /// `gutter` then `runs` wrapped into rows exactly `width` wide.
     /// Continuation rows repeat the marker (so a wrapped `+` line still reads as added
     /// without colour) under a blank number column.
-    fn cell(&self, gutter: Vec<Span<'static>>, runs: Vec<Run>, width: usize, fill: Style) -> Cells {
+    fn cell(&self, gutter: Vec<Span<'static>>, runs: Vec<Run>, width: usize) -> Cells {
         let spans_width = |spans: &[Span<'static>]| -> usize {
             spans.iter().map(|s| text_width(&s.content)).sum()
         };
@@ -443,13 +428,11 @@ impl Builder<'_> {
                 let lead = if at == 0 { &gutter } else { &continuation };
                 let text_used: usize = widths.get(range.clone()).map_or(0, |w| w.iter().sum());
                 let used = gutter_width + text_used;
-                let mut pieces: Vec<Piece> = lead
-                    .iter()
-                    .map(|span| Piece::Fixed(on_fill(span.clone(), fill)))
-                    .collect();
-                pieces.extend(pieces_in(&runs, range, fill));
+                let mut pieces: Vec<Piece> =
+                    lead.iter().map(|span| Piece::Fixed(span.clone())).collect();
+                pieces.extend(pieces_in(&runs, range));
                 if used < width {
-                    pieces.push(Piece::Fixed(Span::styled(" ".repeat(width - used), fill)));
+                    pieces.push(Piece::Fixed(Span::raw(" ".repeat(width - used))));
                 }
                 pieces
             })
@@ -465,7 +448,7 @@ impl Builder<'_> {
 }
 
 /// The parts of `runs` that fall in the characters `range` of their joined text.
-fn pieces_in(runs: &[Run], range: Range<usize>, fill: Style) -> Vec<Piece> {
+fn pieces_in(runs: &[Run], range: Range<usize>) -> Vec<Piece> {
     let mut pieces = Vec::new();
     let mut offset = 0;
     for run in runs {
@@ -476,24 +459,17 @@ fn pieces_in(runs: &[Run], range: Range<usize>, fill: Style) -> Vec<Piece> {
                     side: *side,
                     line: *line,
                     chars: local,
-                    fill,
                 },
                 Run::Fixed(span) => {
                     let part = slice_chars(std::slice::from_ref(span), local);
                     let span = part.into_iter().next().unwrap_or_default();
-                    Piece::Fixed(on_fill(span, fill))
+                    Piece::Fixed(span)
                 }
             });
         }
         offset += len;
     }
     pieces
-}
-
-/// `span` on the row's background; its own style wins where it sets one.
-fn on_fill(span: Span<'static>, fill: Style) -> Span<'static> {
-    let style = fill.patch(span.style);
-    span.style(style)
 }
 
 fn blank(width: usize) -> Vec<Piece> {

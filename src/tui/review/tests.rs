@@ -669,9 +669,14 @@ fn diff_lines_carry_their_meaning_in_colour_and_modifiers() {
         .unwrap();
     let marker = &buffer[(u16::try_from(marker_x).unwrap(), added)];
     assert_eq!(marker.fg, Color::Green);
+    let number = &buffer[(u16::try_from(marker_x - 2).unwrap(), added)];
     assert!(
-        matches!(marker.bg, Color::Rgb(..)),
-        "added lines have a tinted background"
+        number.symbol().chars().all(|c| c.is_ascii_digit()) && number.fg == Color::Green,
+        "an added line's number is in the added colour: {number:?}"
+    );
+    assert!(
+        buffer.content.iter().all(|cell| cell.bg == Color::Reset),
+        "no background behind the palette's colours"
     );
     assert_eq!(buffer[(1, added)].symbol(), "▌", "hunk 1 is selected");
     let code = &buffer[(u16::try_from(marker_x + 6).unwrap(), added)];
