@@ -4,10 +4,10 @@
 //! [`eval`], which runs `duet exec` as child processes) →
 //! [`agent`] → the leaves ([`provider`], [`tools`], [`mcp`], [`shell`], [`lint`], [`policy`],
 //! [`diff`], [`git`], [`config`], [`session`]). No leaf imports `agent` or a front end.
-//! [`pathglob`], [`process_group`], [`terminal_text`] and [`json_string`] are small
-//! utilities the leaves and front ends share, and [`beneath`] is the one way duet itself
-//! opens, writes and removes files in the workspace; `fuzzing` holds the entry points of
-//! the fuzz targets under `fuzz/`.
+//! [`pathglob`], [`process_group`], [`terminal_text`], [`json_string`] and
+//! [`value_name`] are small utilities the leaves and front ends share, and [`beneath`]
+//! is the one way duet itself opens, writes and removes files in the workspace;
+//! `fuzzing` holds the entry points of the fuzz targets under `fuzz/`.
 
 pub mod agent;
 pub mod beneath;
@@ -31,3 +31,4 @@ pub mod shell;
 pub mod terminal_text;
 pub mod tools;
 pub mod tui;
+pub mod value_name;

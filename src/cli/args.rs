@@ -46,9 +46,9 @@ pub struct Cli {
 /// directory to work in, and a replayed model.
 #[derive(clap::Args, Clone, Debug, Default, PartialEq)]
 pub struct GlobalArgs {
-    /// Model provider wire: anthropic, openai (chat completions, any OpenAI-compatible
-    /// server) or openai-responses (the OpenAI Responses API).
-    #[arg(long, global = true, value_parser = parse_from_str::<Wire>)]
+    /// Model provider wire: openai is chat completions (any OpenAI-compatible server),
+    /// openai-responses the OpenAI Responses API.
+    #[arg(long, global = true, value_enum)]
     pub provider: Option<Wire>,
     /// Model name, e.g. claude-sonnet-4-5 or qwen2.5-coder.
     #[arg(long, global = true)]
@@ -56,8 +56,8 @@ pub struct GlobalArgs {
     /// Base URL of the model server (Anthropic: https://api.anthropic.com, OpenAI: https://api.openai.com/v1).
     #[arg(long, global = true)]
     pub base_url: Option<String>,
-    /// What may happen without asking: ask, auto-edit, auto or read-only.
-    #[arg(long, global = true, value_parser = parse_from_str::<ApprovalMode>)]
+    /// What may happen without asking.
+    #[arg(long, global = true, value_enum)]
     pub approval: Option<ApprovalMode>,
     /// Work in this directory instead of the current one.
     #[arg(long, short = 'C', global = true, value_name = "DIR")]
@@ -223,10 +223,6 @@ pub enum ConfigAction {
 pub struct LauncherCli {
     #[command(flatten)]
     pub args: LauncherArgs,
-}
-
-fn parse_from_str<T: std::str::FromStr<Err = String>>(text: &str) -> Result<T, String> {
-    text.parse()
 }
 
 /// `duet completions SHELL`: the completion script on stdout.

@@ -92,7 +92,7 @@ fn with_choice(existing: &str, choice: &LocalChoice) -> String {
     let quoted = |value: &str| toml::Value::String(value.to_string()).to_string();
     let mut text = format!(
         "# Picked in duet's setup view.\nprovider = {}\nmodel = {}\nbase_url = {}\n",
-        quoted(crate::provider::Wire::OpenAiChat.as_str()),
+        quoted(&crate::provider::Wire::OpenAiChat.to_string()),
         quoted(&choice.model),
         quoted(&choice.base_url),
     );

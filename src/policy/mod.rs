@@ -35,10 +35,23 @@ pub use protected::{
 pub use tracked::GitIndex;
 
 /// How much duet may do without asking.
+// Its name, kebab-case in config files (serde) and on the command line (clap, which
+// lists the names in `--help` and completions), is what `Display` prints and `FromStr`
+// reads. (A comment, not doc: the doc is the JSON Schema's description.)
 #[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+    clap::ValueEnum,
 )]
 #[serde(rename_all = "kebab-case")]
+#[value(rename_all = "kebab-case")]
 pub enum ApprovalMode {
     /// Every edit and every shell command that is more than a read waits for a decision.
     #[default]
@@ -53,27 +66,18 @@ pub enum ApprovalMode {
 }
 
 impl ApprovalMode {
-    /// In the order a front end cycles through them.
+    /// In the order a front end cycles through them (and their names are listed).
     pub const ALL: [ApprovalMode; 4] = [
         ApprovalMode::Ask,
         ApprovalMode::AutoEdit,
         ApprovalMode::Auto,
         ApprovalMode::ReadOnly,
     ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ApprovalMode::Ask => "ask",
-            ApprovalMode::AutoEdit => "auto-edit",
-            ApprovalMode::Auto => "auto",
-            ApprovalMode::ReadOnly => "read-only",
-        }
-    }
 }
 
 impl std::fmt::Display for ApprovalMode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+        crate::value_name::write(self, f)
     }
 }
 
@@ -81,12 +85,10 @@ impl std::str::FromStr for ApprovalMode {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        ApprovalMode::ALL
-            .into_iter()
-            .find(|mode| mode.as_str() == s)
-            .ok_or_else(|| {
-                format!("unknown approval mode `{s}` (valid: ask, auto-edit, auto, read-only)")
-            })
+        crate::value_name::parse(s).ok_or_else(|| {
+            let valid = crate::value_name::all::<ApprovalMode>();
+            format!("unknown approval mode `{s}` (valid: {valid})")
+        })
     }
 }
 
@@ -767,11 +769,22 @@ mod tests {
     #[test]
     fn modes_round_trip_through_their_names() {
         for mode in ApprovalMode::ALL {
-            assert_eq!(mode.as_str().parse::<ApprovalMode>(), Ok(mode));
+            assert_eq!(mode.to_string().parse::<ApprovalMode>(), Ok(mode));
             let json = serde_json::to_string(&mode).unwrap();
             assert_eq!(json, format!("\"{mode}\""));
         }
-        assert!("yolo".parse::<ApprovalMode>().is_err());
+        assert_eq!(
+            ApprovalMode::ALL.map(|mode| mode.to_string()),
+            ["ask", "auto-edit", "auto", "read-only"]
+        );
+        assert_eq!(
+            <ApprovalMode as clap::ValueEnum>::value_variants(),
+            ApprovalMode::ALL
+        );
+        assert_eq!(
+            "yolo".parse::<ApprovalMode>(),
+            Err("unknown approval mode `yolo` (valid: ask, auto-edit, auto, read-only)".into())
+        );
     }
 
     #[test]

@@ -33,6 +33,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use clap::ValueEnum;
 use futures::Stream;
 use serde::{Deserialize, Serialize};
 
@@ -52,38 +53,35 @@ pub(crate) use stream::{WireDecoder, decode_body};
 /// The stream of decoded events for one model call.
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, ProviderError>> + Send>>;
 
-/// The wire format a provider speaks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// The wire format a provider speaks. Its name, the same in config files (serde) and
+/// on the command line (clap, which lists the names in `--help` and completions), is
+/// what [`Display`](std::fmt::Display) prints and [`FromStr`](std::str::FromStr) reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
 pub enum Wire {
     /// Anthropic Messages API (`POST {base}/v1/messages`).
     #[serde(rename = "anthropic")]
+    #[value(name = "anthropic")]
     Anthropic,
     /// OpenAI-compatible chat completions (`POST {base}/chat/completions`): OpenAI,
     /// Ollama, llama.cpp server, vLLM.
     #[serde(rename = "openai")]
+    #[value(name = "openai")]
     OpenAiChat,
     /// OpenAI Responses API (`POST {base}/responses`), stateless (`store: false`) with
     /// encrypted reasoning carried between requests.
     #[serde(rename = "openai-responses")]
+    #[value(name = "openai-responses")]
     OpenAiResponses,
 }
 
 impl Wire {
+    /// Every wire, in the order their names are listed (as [`ValueEnum::value_variants`]).
     pub const ALL: [Wire; 3] = [Wire::Anthropic, Wire::OpenAiChat, Wire::OpenAiResponses];
-
-    /// The name used in config files and on the command line.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Wire::Anthropic => "anthropic",
-            Wire::OpenAiChat => "openai",
-            Wire::OpenAiResponses => "openai-responses",
-        }
-    }
 }
 
 impl std::fmt::Display for Wire {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+        crate::value_name::write(self, f)
     }
 }
 
@@ -91,13 +89,10 @@ impl std::str::FromStr for Wire {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Wire::ALL
-            .into_iter()
-            .find(|wire| wire.as_str() == s)
-            .ok_or_else(|| {
-                let valid: Vec<&str> = Wire::ALL.into_iter().map(Wire::as_str).collect();
-                format!("unknown provider `{s}` (valid: {})", valid.join(", "))
-            })
+        crate::value_name::parse(s).ok_or_else(|| {
+            let valid = crate::value_name::all::<Wire>();
+            format!("unknown provider `{s}` (valid: {valid})")
+        })
     }
 }
 
@@ -159,5 +154,28 @@ pub fn connect(
         Wire::OpenAiResponses => Arc::new(openai_responses::OpenAiResponsesClient::new(
             transport, endpoint,
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wires_are_named_alike_in_config_files_on_the_command_line_and_in_messages() {
+        let names = ["anthropic", "openai", "openai-responses"];
+        assert_eq!(Wire::ALL.map(|wire| wire.to_string()), names);
+        assert_eq!(Wire::value_variants(), Wire::ALL);
+        for (wire, name) in Wire::ALL.into_iter().zip(names) {
+            assert_eq!(name.parse::<Wire>(), Ok(wire));
+            assert_eq!(serde_json::to_string(&wire).unwrap(), format!("\"{name}\""));
+        }
+        assert_eq!(
+            "openai-chat".parse::<Wire>(),
+            Err(
+                "unknown provider `openai-chat` (valid: anthropic, openai, openai-responses)"
+                    .into()
+            )
+        );
     }
 }

@@ -50,10 +50,10 @@ pub struct LauncherArgs {
     #[arg(long)]
     workspace_read_only: bool,
     /// Layers the user accepts missing.
-    #[arg(long, value_name = "LAYER")]
+    #[arg(long, value_name = "LAYER", value_enum)]
     accept_missing: Vec<LayerName>,
     /// Layers that must hold whatever the user accepts: what the probe achieved.
-    #[arg(long, value_name = "LAYER")]
+    #[arg(long, value_name = "LAYER", value_enum)]
     require: Vec<LayerName>,
     /// The lowest Landlock ABI that will do.
     #[arg(long, value_name = "ABI")]
@@ -133,7 +133,7 @@ pub(crate) fn options(settings: &Settings<'_>) -> Vec<OsString> {
     }
     for layer in settings.accept_missing {
         options.push("--accept-missing".into());
-        options.push(layer.as_str().into());
+        options.push(layer.to_string().into());
     }
     options
 }
@@ -144,7 +144,7 @@ pub(crate) fn requirements(promised: &Confinement) -> Vec<OsString> {
     for (layer, gap) in promised.layers() {
         if gap.is_none() {
             options.push("--require".into());
-            options.push(layer.as_str().into());
+            options.push(layer.to_string().into());
         }
     }
     if let super::WriteLimits::Landlock { abi } = promised.writes {

@@ -52,9 +52,24 @@ impl std::fmt::Display for Layer {
     }
 }
 
-/// The layers by name, as `[sandbox] accept_missing` lists them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+/// The layers by name, as `[sandbox] accept_missing` lists them (serde) and the
+/// launcher's `--accept-missing` and `--require` take them (clap): what
+/// [`Display`](std::fmt::Display) prints and [`FromStr`](std::str::FromStr) reads.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    clap::ValueEnum,
+)]
 #[serde(rename_all = "snake_case")]
+#[value(rename_all = "snake_case")]
 pub enum LayerName {
     /// Own user, mount, process, IPC and host-name namespaces; fresh `/proc`, minimal
     /// `/dev`, empty `/run`, private `/tmp`.
@@ -77,23 +92,11 @@ impl LayerName {
         LayerName::Protected,
         LayerName::Credentials,
     ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LayerName::Namespaces => "namespaces",
-            LayerName::Network => "network",
-            LayerName::Writes => "writes",
-            LayerName::Capabilities => "capabilities",
-            LayerName::Syscalls => "syscalls",
-            LayerName::Protected => "protected",
-            LayerName::Credentials => "credentials",
-        }
-    }
 }
 
 impl std::fmt::Display for LayerName {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+        crate::value_name::write(self, f)
     }
 }
 
@@ -101,16 +104,10 @@ impl std::str::FromStr for LayerName {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, String> {
-        LayerName::ALL
-            .into_iter()
-            .find(|name| name.as_str() == text)
-            .ok_or_else(|| {
-                let names: Vec<&str> = LayerName::ALL.iter().map(|name| name.as_str()).collect();
-                format!(
-                    "`{text}` is not a layer; the layers are {}",
-                    names.join(", ")
-                )
-            })
+        crate::value_name::parse(text).ok_or_else(|| {
+            let names = crate::value_name::all::<LayerName>();
+            format!("`{text}` is not a layer; the layers are {names}")
+        })
     }
 }
 

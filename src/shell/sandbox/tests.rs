@@ -259,3 +259,36 @@ fn created_entries_are_judged_only_between_two_whole_listings() {
     assert!(Sandbox::created_between(None, after.as_deref()).is_empty());
     assert!(Sandbox::created_between(before.as_deref(), None).is_empty());
 }
+
+#[test]
+fn layers_are_named_alike_in_config_files_for_the_launcher_and_in_messages() {
+    let names = [
+        "namespaces",
+        "network",
+        "writes",
+        "capabilities",
+        "syscalls",
+        "protected",
+        "credentials",
+    ];
+    assert_eq!(LayerName::ALL.map(|layer| layer.to_string()), names);
+    assert_eq!(
+        <LayerName as clap::ValueEnum>::value_variants(),
+        LayerName::ALL
+    );
+    for (layer, name) in LayerName::ALL.into_iter().zip(names) {
+        assert_eq!(name.parse::<LayerName>(), Ok(layer));
+        assert_eq!(
+            serde_json::to_string(&layer).unwrap(),
+            format!("\"{name}\"")
+        );
+    }
+    assert_eq!(
+        "seccomp".parse::<LayerName>(),
+        Err(
+            "`seccomp` is not a layer; the layers are namespaces, network, writes, \
+             capabilities, syscalls, protected, credentials"
+                .into()
+        )
+    );
+}
