@@ -102,6 +102,9 @@ pub struct App {
     turn_running: bool,
     interrupting: bool,
     running_tools: usize,
+    /// Calls of the turn that may change the workspace, until their result: the git
+    /// figures are refreshed after each.
+    changing_calls: std::collections::HashSet<String>,
     help_open: bool,
     help: HelpOverlay,
     quit_armed_at: Option<Instant>,
@@ -136,6 +139,7 @@ impl App {
             turn_running: false,
             interrupting: false,
             running_tools: 0,
+            changing_calls: std::collections::HashSet::new(),
             help_open: false,
             help: HelpOverlay::default(),
             quit_armed_at: None,
@@ -206,9 +210,20 @@ impl App {
                     self.composer.set_text(text);
                 }
             }
+            Event::ToolCallReady { call_id, name, .. } if !only_looks(name) => {
+                self.changing_calls.insert(call_id.clone());
+            }
             Event::ToolRunBegin { .. } => self.running_tools += 1,
-            Event::ToolRunEnd { .. } => self.running_tools = self.running_tools.saturating_sub(1),
+            Event::ToolRunEnd { call_id, .. } => {
+                self.running_tools = self.running_tools.saturating_sub(1);
+                // What a write, an edit or a command changed shows in the bar at once.
+                if self.changing_calls.remove(call_id) {
+                    effect = Effect::RefreshGit;
+                }
+            }
+            Event::Undone { .. } | Event::UndoFailed { .. } => effect = Effect::RefreshGit,
             Event::TurnEnd { outcome, .. } => {
+                self.changing_calls.clear();
                 self.end_turn(outcome);
                 effect = Effect::RefreshGit;
             }
@@ -681,6 +696,12 @@ fn hints(keymap: &Keymap, context: Context) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Whether the tool `name` only looks at the workspace (duet's read-only tools); any
+/// other (a write, an edit, the shell, an MCP server's tool) may change it.
+fn only_looks(name: &str) -> bool {
+    matches!(name, "read" | "glob" | "grep" | "explore")
+}
+
 #[cfg(test)]
 mod tests {
     use crossterm::event::KeyEvent;
@@ -776,6 +797,43 @@ mod tests {
                 stop_reason: StopReason::EndTurn,
             },
         }
+    }
+
+    #[test]
+    fn the_tools_that_only_look_are_the_ones_that_share_the_workspace() {
+        let core = crate::tools::Registry::core();
+        for name in core.names() {
+            let shared = core
+                .get(name)
+                .is_some_and(|tool| tool.concurrency() == crate::tools::Concurrency::Shared);
+            assert_eq!(only_looks(name), shared, "{name}");
+        }
+    }
+
+    #[test]
+    fn the_git_figures_are_refreshed_after_each_change_and_each_undo() {
+        let mut h = Harness::new();
+        let ready = |id: &str, name: &str| Event::ToolCallReady {
+            call_id: id.into(),
+            name: name.into(),
+            arguments: "{}".into(),
+            info: crate::tools::CallInfo::default(),
+        };
+        let end = |id: &str| Event::ToolRunEnd {
+            call_id: id.into(),
+            is_error: false,
+            summary: String::new(),
+            output: String::new(),
+        };
+        h.event(ready("r", "read"));
+        h.event(ready("s", "shell"));
+        assert_eq!(h.event(end("r")), Effect::Redraw, "a read changes nothing");
+        assert_eq!(h.event(end("s")), Effect::RefreshGit);
+        let undone = Event::Undone {
+            turns: vec![1],
+            files: vec!["a.txt".into()],
+        };
+        assert_eq!(h.event(undone), Effect::RefreshGit);
     }
 
     #[test]

@@ -48,7 +48,9 @@ type StartCommit = Shared<BoxFuture<'static, Option<String>>>;
 
 /// Results of work done off the loop.
 enum Background {
-    Git(GitStatus),
+    /// A `git status` for the bar ended; `None` when the workspace is not a repository
+    /// or git failed.
+    Git(Option<GitStatus>),
     Diff(String),
 }
 
@@ -79,7 +81,8 @@ pub async fn run(
         app.start_turn(text.clone());
     }
     let (background_tx, mut background) = mpsc::unbounded_channel();
-    refresh_git(&options.workspace, &background_tx);
+    let mut git = GitRefresh::new(&options.workspace, background_tx.clone());
+    git.request();
     // Found off the loop: opening the repository takes longer than the first frame.
     let start_commit = {
         let workspace = options.workspace.clone();
@@ -144,7 +147,7 @@ pub async fn run(
                     Effect::Redraw
                 }
             },
-            Some(result) = background.recv() => on_background(&mut app, result),
+            Some(result) = background.recv() => on_background(&mut app, &mut git, result),
             // The animation that was due is applied at the top of the loop.
             () = sleep_until(wake) => Effect::Nothing,
         };
@@ -157,7 +160,7 @@ pub async fn run(
             }
             Effect::Quit => break,
             Effect::RefreshGit => {
-                refresh_git(&options.workspace, &background_tx);
+                git.request();
                 frames.request();
             }
             Effect::ShowDiff => {
@@ -250,10 +253,11 @@ fn on_agent(app: &mut App, first: Event, events: &mut mpsc::Receiver<Event>) -> 
     effect
 }
 
-fn on_background(app: &mut App, result: Background) -> Effect {
+fn on_background(app: &mut App, git: &mut GitRefresh, result: Background) -> Effect {
     match result {
         Background::Git(status) => {
-            if app.set_git(status) {
+            git.finished();
+            if status.is_some_and(|status| app.set_git(status)) {
                 Effect::Redraw
             } else {
                 Effect::Nothing
@@ -278,21 +282,56 @@ fn terminate_signal() -> io::Result<tokio::signal::unix::Signal> {
     tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
 }
 
-fn refresh_git(workspace: &Path, results: &mpsc::UnboundedSender<Background>) {
-    let workspace = workspace.to_path_buf();
-    let results = results.clone();
-    tokio::task::spawn_blocking(move || {
-        if let Ok(Some(summary)) = git::summarize(&workspace, 0) {
-            let dirty = summary.staged.len() + summary.unstaged.len() + summary.untracked.len();
-            let _ = results.send(Background::Git(GitStatus {
-                // A branch name is the repository's content: no control reaches the bar.
-                branch: summary
-                    .branch
-                    .map(|branch| crate::terminal_text::sanitize(&branch).into_owned()),
-                dirty,
-            }));
+/// The status bar's git figures, worked out off the loop and one run at a time: a
+/// refresh asked for while one runs (a turn of many commands) is made once, when it
+/// ends, so the figures follow every change without stacking `git status` runs.
+struct GitRefresh {
+    workspace: std::path::PathBuf,
+    results: mpsc::UnboundedSender<Background>,
+    running: bool,
+    again: bool,
+}
+
+impl GitRefresh {
+    fn new(workspace: &Path, results: mpsc::UnboundedSender<Background>) -> Self {
+        Self {
+            workspace: workspace.to_path_buf(),
+            results,
+            running: false,
+            again: false,
         }
-    });
+    }
+
+    fn request(&mut self) {
+        if self.running {
+            self.again = true;
+            return;
+        }
+        self.running = true;
+        let workspace = self.workspace.clone();
+        let results = self.results.clone();
+        tokio::task::spawn_blocking(move || {
+            let status = git::summarize(&workspace, 0)
+                .ok()
+                .flatten()
+                .map(|summary| GitStatus {
+                    // A branch name is the repository's content: no control reaches the bar.
+                    branch: summary
+                        .branch
+                        .map(|branch| crate::terminal_text::sanitize(&branch).into_owned()),
+                    dirty: summary.staged.len() + summary.unstaged.len() + summary.untracked.len(),
+                });
+            let _ = results.send(Background::Git(status));
+        });
+    }
+
+    /// The run in flight ended (its result is on the channel).
+    fn finished(&mut self) {
+        self.running = false;
+        if std::mem::take(&mut self.again) {
+            self.request();
+        }
+    }
 }
 
 fn show_diff(workspace: &Path, start: StartCommit, results: &mpsc::UnboundedSender<Background>) {
