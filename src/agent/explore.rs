@@ -304,6 +304,7 @@ impl<'a> Exploration<'a> {
                         "explored in {} ({lookups} lookups)",
                         plural(self.steps, "step")
                     ),
+                    checks: None,
                 });
             }
             Ending::Interrupted => {
@@ -323,6 +324,7 @@ impl<'a> Exploration<'a> {
         Ok(ToolOutput {
             content: partial_findings(&reason, &self.looked_at, notes),
             summary: format!("stopped: {reason}"),
+            checks: None,
         })
     }
 }

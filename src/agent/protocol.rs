@@ -112,12 +112,16 @@ pub enum Event {
         call_id: String,
         text: String,
     },
-    /// The tool finished; `output` is exactly what the model receives.
+    /// The tool finished; `output` is exactly what the model receives. After a write
+    /// or an edit, `checks` is the part of `output` the post-write checks added (its
+    /// first line the verdict), for front ends to show apart.
     ToolRunEnd {
         call_id: String,
         is_error: bool,
         summary: String,
         output: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        checks: Option<String>,
     },
     /// The project-wide checks that ran after a batch of edits; `report` was appended to
     /// the result of `call_id`, the batch's last edit.

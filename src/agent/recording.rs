@@ -49,6 +49,7 @@ pub(crate) fn record_of(event: &Event) -> Option<Record> {
             is_error,
             summary,
             output,
+            ..
         } => Record::ToolResult {
             result: ToolResult {
                 call_id: call_id.clone(),

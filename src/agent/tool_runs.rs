@@ -300,11 +300,11 @@ impl ToolRuns {
     /// Records the result of the call at `index`, and gives it to the call's duplicates.
     fn answer(&mut self, index: usize, outcome: Result<ToolOutput, ToolError>) -> Vec<Event> {
         self.schedule.finish(index);
-        let (text, summary, is_error) = match outcome {
-            Ok(output) => (output.content, output.summary, false),
+        let (text, summary, checks, is_error) = match outcome {
+            Ok(output) => (output.content, output.summary, output.checks, false),
             Err(error) => {
                 let text = error.to_string();
-                (text.clone(), first_line(&text), true)
+                (text.clone(), first_line(&text), None, true)
             }
         };
         // Indices come from this schedule, which grows with `slots`.
@@ -326,6 +326,7 @@ impl ToolRuns {
             is_error,
             summary,
             output: content,
+            checks,
         }];
         let duplicates: Vec<usize> = (0..self.slots.len())
             .filter(|&other| {
@@ -355,6 +356,7 @@ impl ToolRuns {
             is_error: original.is_error,
             summary: format!("same as {}", original.call_id),
             output: content,
+            checks: None,
         }
     }
 }
@@ -431,6 +433,7 @@ mod tests {
             Ok(ToolOutput {
                 content: format!("ran {}", ctx.call_id),
                 summary: "ran".into(),
+                checks: None,
             })
         }
     }

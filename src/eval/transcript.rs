@@ -107,6 +107,7 @@ mod tests {
             is_error,
             summary: String::new(),
             output: String::new(),
+            checks: None,
         };
         let events = [
             Event::StepStarted { turn: 1, step: 1 },

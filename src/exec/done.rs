@@ -817,12 +817,14 @@ mod tests {
                 is_error: false,
                 summary: String::new(),
                 output: String::new(),
+                checks: None,
             },
             Event::ToolRunEnd {
                 call_id: "c2".into(),
                 is_error: true,
                 summary: String::new(),
                 output: String::new(),
+                checks: None,
             },
             Event::StepStarted { turn: 1, step: 2 },
             Event::TextDelta {

@@ -272,10 +272,22 @@ impl Printer for HumanPrinter {
             Event::ToolRunEnd {
                 is_error: false,
                 summary,
+                checks,
                 ..
             } => {
                 let mark = self.paint(Style::Green, "✓");
                 self.line(out, &format!("  {mark} {}", sanitize(summary)))?;
+                // The verdict of the checks after a write; the model got the details.
+                if let Some(report) = checks {
+                    let verdict = report.lines().next().unwrap_or_default();
+                    let style = if crate::lint::is_clean_report(report) {
+                        Style::Dim
+                    } else {
+                        Style::Yellow
+                    };
+                    let verdict = self.paint(style, &sanitize(verdict));
+                    self.line(out, &format!("    {verdict}"))?;
+                }
             }
             Event::ToolRunEnd {
                 is_error: true,
@@ -450,6 +462,22 @@ mod tests {
     }
 
     #[test]
+    fn a_write_shows_the_verdict_of_its_checks_under_its_result() {
+        let report = "lint: 1 new syntax error (line 2)\ncalc.py:2:5: syntax error: unclosed `(`";
+        let text = render(&[Event::ToolRunEnd {
+            call_id: "w".into(),
+            is_error: false,
+            summary: "created calc.py (2 lines)".into(),
+            output: format!("created `calc.py`.\n\n{report}"),
+            checks: Some(report.into()),
+        }]);
+        assert_eq!(
+            text,
+            "  ✓ created calc.py (2 lines)\n    lint: 1 new syntax error (line 2)\n"
+        );
+    }
+
+    #[test]
     fn transcript_reads_like_a_conversation() {
         let text = render(&[
             Event::UserMessageDelivered {
@@ -473,12 +501,14 @@ mod tests {
                 is_error: false,
                 summary: "read 3 lines of a.txt".into(),
                 output: "...".into(),
+                checks: None,
             },
             Event::ToolRunEnd {
                 call_id: "c2".into(),
                 is_error: true,
                 summary: "nope".into(),
                 output: "no such file\nsecond line".into(),
+                checks: None,
             },
             Event::EditProposed {
                 call_id: "c3".into(),
@@ -516,6 +546,7 @@ mod tests {
                 is_error: false,
                 summary: "exit 0".into(),
                 output: String::new(),
+                checks: None,
             },
         ]);
         assert_eq!(text, "  │ compiling\n  │ ok\n  ✓ exit 0\n");
@@ -697,6 +728,7 @@ mod tests {
                 is_error: true,
                 summary: "exit 1 \x1b[1A".into(),
                 output: "failed \x1b]52;c;eA==\x07\nnext \u{9d}0;t\u{9c}".into(),
+                checks: None,
             },
             Event::TurnEnd {
                 turn: 1,

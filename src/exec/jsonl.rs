@@ -152,6 +152,7 @@ mod tests {
                 is_error: false,
                 summary: "read calc.py (2 lines)".into(),
                 output: "1\tdef add(a, b):\n2\t    return a + b\n".into(),
+                checks: None,
             },
             Event::TurnEnd {
                 turn: 1,

@@ -45,6 +45,7 @@ use serde::{Deserialize, Deserializer};
 use command::{Outcome, Run};
 use language::Language;
 use report::Report;
+pub use report::is_clean_report;
 use syntax::{Checked, ParseCache};
 
 /// Output kept from one linter run, head and tail together.

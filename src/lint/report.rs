@@ -53,10 +53,15 @@ impl Report {
             self.clean.push(format!("{language} syntax"));
             return;
         }
+        let new_phrase = format!(
+            "{}{}",
+            count(new, "new syntax error"),
+            where_they_are(&findings.new)
+        );
         self.problems.push(match (new, old) {
-            (_, 0) => count(new, "new syntax error"),
+            (_, 0) => new_phrase,
             (0, _) => format!("no new syntax errors, {old} already there"),
-            _ => format!("{}, {old} already there", count(new, "new syntax error")),
+            _ => format!("{new_phrase}, {old} already there"),
         });
         let shown_new = new.min(MAX_SHOWN_ERRORS);
         let shown_old = old.min(MAX_SHOWN_OLD_ERRORS.min(MAX_SHOWN_ERRORS - shown_new));
@@ -124,6 +129,31 @@ impl Report {
         lines.extend(self.details.iter().cloned());
         lines.join("\n")
     }
+}
+
+/// ` (line 4)`, ` (lines 4, 9, 12, …)`: where the first errors are, 1-based.
+fn where_they_are(errors: &[SyntaxError]) -> String {
+    const NAMED: usize = 3;
+    let mut rows: Vec<usize> = errors.iter().map(|error| error.row + 1).collect();
+    rows.dedup();
+    let mut named: Vec<String> = rows.iter().take(NAMED).map(usize::to_string).collect();
+    if rows.len() > NAMED {
+        named.push("…".to_string());
+    }
+    match rows.len() {
+        0 => String::new(),
+        1 => format!(" (line {})", named.join("")),
+        _ => format!(" (lines {})", named.join(", ")),
+    }
+}
+
+/// Whether a rendered report says every check passed (or only notes, nothing checked):
+/// nothing the user needs to look at.
+pub fn is_clean_report(report: &str) -> bool {
+    let verdict = report.lines().next().unwrap_or_default();
+    verdict
+        .split_once(": ")
+        .is_some_and(|(_, summary)| summary.starts_with("clean") || summary == "nothing checked")
 }
 
 /// `path:line:col: syntax error: what`, then the offending line and a caret.
@@ -195,11 +225,43 @@ mod tests {
         report.syntax("rust", "src/a.rs", &findings);
         assert_eq!(
             report.render(),
-            "lint: 1 new syntax error, 1 already there\n\
+            "lint: 1 new syntax error (line 5), 1 already there\n\
              src/a.rs:5:3: syntax error: missing `;`\n    x = 1\n         ^\n\
              already there before this write:\n\
              src/a.rs:10:1: syntax error: unexpected `}`"
         );
+    }
+
+    #[test]
+    fn the_verdict_says_where_the_new_errors_are() {
+        let one = Findings {
+            new: vec![error(3, 0, "missing `)`", None)],
+            already_there: Vec::new(),
+        };
+        let mut report = Report::new("lint");
+        report.syntax("python", "a.py", &one);
+        let text = report.render();
+        assert!(
+            text.starts_with("lint: 1 new syntax error (line 4)\n"),
+            "{text}"
+        );
+        assert!(!is_clean_report(&text));
+        // Two errors on one line name it once.
+        let same_line = Findings {
+            new: vec![error(6, 0, "a", None), error(6, 4, "b", None)],
+            already_there: Vec::new(),
+        };
+        let mut report = Report::new("lint");
+        report.syntax("python", "a.py", &same_line);
+        assert!(
+            report
+                .render()
+                .starts_with("lint: 2 new syntax errors (line 7)\n")
+        );
+        assert!(is_clean_report("lint: clean (python syntax)"));
+        assert!(is_clean_report(
+            "lint: nothing checked\nruff is not installed"
+        ));
     }
 
     #[test]
@@ -222,7 +284,10 @@ mod tests {
             text.ends_with("\nalready there before this write:\n… and 5 more"),
             "{text}"
         );
-        assert!(text.starts_with("lint: 15 new syntax errors, 5 already there\n"));
+        assert!(
+            text.starts_with("lint: 15 new syntax errors (lines 1, 2, 3, …), 5 already there\n"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -50,7 +50,7 @@ async fn broken_rust_names_the_place_and_shows_the_line() {
     let report = write_and_check(&dir, &linter, "src/main.rs", None, text).await;
     assert_eq!(
         report,
-        "lint: 1 new syntax error\n\
+        "lint: 1 new syntax error (line 1)\n\
          src/main.rs:1:11: syntax error: unclosed `{`\n    fn main() {\n              ^"
     );
 }
@@ -62,7 +62,7 @@ async fn broken_python_names_the_place_and_shows_the_line() {
     let report = write_and_check(&dir, &linter, "app.py", None, text).await;
     assert_eq!(
         report,
-        "lint: 1 new syntax error\n\
+        "lint: 1 new syntax error (line 2)\n\
          app.py:2:12: syntax error: unclosed `(`\n    return (x +\n           ^"
     );
 
@@ -70,7 +70,7 @@ async fn broken_python_names_the_place_and_shows_the_line() {
     let report = write_and_check(&dir, &linter, "app.py", None, text).await;
     assert_eq!(
         report,
-        "lint: 1 new syntax error\n\
+        "lint: 1 new syntax error (line 3)\n\
          app.py:3:7: syntax error: unexpected indent\n    return y\n    ^"
     );
 }
@@ -88,8 +88,8 @@ async fn every_language_is_clean_when_valid_and_flagged_when_broken() {
         assert_eq!(clean, format!("lint: clean ({} syntax)", language.name()));
         let report = write_and_check(&dir, &linter, name, Some(valid), broken).await;
         assert!(
-            report.starts_with("lint: 1 new syntax error\n")
-                || report.starts_with("lint: 2 new syntax errors\n"),
+            report.starts_with("lint: 1 new syntax error (line ")
+                || report.starts_with("lint: 2 new syntax errors (line"),
             "{name}: {report}"
         );
         assert!(
@@ -107,7 +107,7 @@ async fn old_errors_are_told_apart_from_new_ones_even_after_lines_moved() {
     let report = write_and_check(&dir, &linter, "lib.rs", Some(before), &after).await;
     assert_eq!(
         report,
-        "lint: 1 new syntax error, 1 already there\n\
+        "lint: 1 new syntax error (line 2), 1 already there\n\
          lib.rs:2:14: syntax error: missing `;`\n    let b = 2\n             ^\n\
          already there before this write:\n\
          lib.rs:7:14: syntax error: missing `;`\n    let a = 1\n             ^"
@@ -288,7 +288,10 @@ async fn a_megabyte_of_minified_json_is_checked_whole() {
     let report = write_and_check(&dir, &linter, "data.json", Some(&valid), &broken).await;
 
     assert_eq!(clean, "lint: clean (json syntax)");
-    assert!(report.starts_with("lint: 1 new syntax error\n"), "{report}");
+    assert!(
+        report.starts_with("lint: 1 new syntax error (line 1)\n"),
+        "{report}"
+    );
     assert!(report.len() < 1000, "the long line was not cut: {report}");
 }
 
@@ -306,7 +309,7 @@ async fn a_ten_thousand_line_file_is_checked_whole() {
     let report = write_and_check(&dir, &linter, "big.rs", Some(&before), &after).await;
     // The missing `;` makes the next line part of the statement; both are reported.
     assert!(
-        report.starts_with("lint: 2 new syntax errors\nbig.rs:30:17: syntax error:"),
+        report.starts_with("lint: 2 new syntax errors (lines 30, 31)\nbig.rs:30:17: syntax error:"),
         "{report}"
     );
 }
@@ -430,7 +433,7 @@ async fn c_errors_carry_the_macro_caveat() {
     let report = write_and_check(&dir, &linter, "m.c", None, "int main(void) { return 0 }\n").await;
     assert_eq!(
         report,
-        "lint: 1 new syntax error\n\
+        "lint: 1 new syntax error (line 1)\n\
          c/c++ is checked without expanding macros: an error where a macro is used may be a \
          false alarm if the code compiles\n\
          m.c:1:26: syntax error: missing `;`\n    int main(void) { return 0 }\n                             ^"

@@ -193,6 +193,7 @@ impl Tool for McpTool {
         Ok(ToolOutput {
             content: mapped.text,
             summary,
+            checks: None,
         })
     }
 }

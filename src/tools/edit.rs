@@ -128,6 +128,7 @@ impl Tool for Edit {
         Ok(landed.into_output(ToolOutput {
             content: format!("edited `{display}`: {replacements}.\n{regions}"),
             summary: format!("edited {display} ({replacements})"),
+            checks: None,
         }))
     }
 }

@@ -226,7 +226,11 @@ impl Landed {
             content.push_str("\n\n");
             content.push_str(&self.lint);
         }
-        ToolOutput { content, summary }
+        ToolOutput {
+            content,
+            summary,
+            checks: Some(self.lint).filter(|lint| !lint.is_empty()),
+        }
     }
 }
 

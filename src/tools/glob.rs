@@ -205,7 +205,11 @@ fn render(pattern: &str, base: &str, found: Found) -> ToolOutput {
             count(found.unreadable as u64, "path")
         ));
     }
-    ToolOutput { content, summary }
+    ToolOutput {
+        content,
+        summary,
+        checks: None,
+    }
 }
 
 #[cfg(test)]
@@ -239,6 +243,7 @@ mod tests {
             ToolOutput {
                 content: "src/new.rs\nsrc/mid.rs\nold.rs".into(),
                 summary: "glob **/*.rs: 3 files".into(),
+                checks: None,
             }
         );
     }

@@ -577,7 +577,11 @@ impl Report {
             }
         }
         let content = self.out.trim_end_matches('\n').to_string();
-        ToolOutput { content, summary }
+        ToolOutput {
+            content,
+            summary,
+            checks: None,
+        }
     }
 }
 
@@ -622,6 +626,7 @@ mod tests {
             ToolOutput {
                 content: "README.md:1:todo list\nsrc/main.rs:2:    let todo = 1;".into(),
                 summary: "grep todo: 2 matching lines in 2 files".into(),
+                checks: None,
             }
         );
     }

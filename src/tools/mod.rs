@@ -59,6 +59,10 @@ pub struct ToolOutput {
     pub content: String,
     /// One line for people (transcript, tool card), e.g. "read 120 of 4,000 lines".
     pub summary: String,
+    /// What the checks after a write found, as the model reads it at the end of
+    /// `content` (its first line is the verdict: `lint: clean (python syntax)`); `None`
+    /// when no check ran or applies.
+    pub checks: Option<String>,
 }
 
 /// Why a tool call failed. Every variant goes back to the model as an error result; the

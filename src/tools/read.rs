@@ -147,6 +147,7 @@ fn read_file(
         return Ok(ToolOutput {
             content: format!("`{display}` is empty (0 lines)."),
             summary: format!("read {display} (empty)"),
+            checks: None,
         });
     }
     if shown.is_empty() {
@@ -239,7 +240,11 @@ fn render(display: &str, first: usize, shown: &[String], total: usize) -> ToolOu
         )
     };
     content.push_str(&footer);
-    ToolOutput { content, summary }
+    ToolOutput {
+        content,
+        summary,
+        checks: None,
+    }
 }
 
 /// What [`LineReader::next_line`] learned about one line.
@@ -373,6 +378,7 @@ mod tests {
             ToolOutput {
                 content: "     1\talpha\n     2\tbeta\n[whole file: 2 lines]".into(),
                 summary: "read 2 lines of src/a.txt".into(),
+                checks: None,
             }
         );
     }

@@ -283,7 +283,11 @@ impl Report<'_> {
                 .collect();
             summary.push_str(&format!(" · blocked: {}", paths.join(", ")));
         }
-        ToolOutput { content, summary }
+        ToolOutput {
+            content,
+            summary,
+            checks: None,
+        }
     }
 
     /// A command that was stopped: what happened, what it cost, advice, last output.

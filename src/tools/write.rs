@@ -107,6 +107,7 @@ impl Tool for Write {
                 human_size(bytes)
             ),
             summary: format!("{verb} {display} ({})", count(lines, "line")),
+            checks: None,
         }))
     }
 }
@@ -149,6 +150,7 @@ mod tests {
             ToolOutput {
                 content: "created `a/b/new.txt` (2 lines, 8 bytes).".into(),
                 summary: "created a/b/new.txt (2 lines)".into(),
+                checks: None,
             }
         );
         assert_eq!(fx.text("a/b/new.txt"), "one\ntwo\n");

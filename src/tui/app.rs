@@ -824,6 +824,7 @@ mod tests {
             is_error: false,
             summary: String::new(),
             output: String::new(),
+            checks: None,
         };
         h.event(ready("r", "read"));
         h.event(ready("s", "shell"));
@@ -1120,6 +1121,7 @@ mod tests {
             is_error: false,
             summary: "read 120 lines of src/parse.rs".into(),
             output: String::new(),
+            checks: None,
         });
         h.say("also look at the lexer");
         h.app.tick(h.now + Duration::from_secs(1));

@@ -529,6 +529,38 @@ blocks = [{ text = "Done sleeping." }]
     server.assert_no_violations();
 }
 
+/// What the check after a write found is on the write's card, not only in the model's
+/// words.
+#[tokio::test]
+async fn a_write_card_shows_what_the_syntax_check_found() {
+    let script = r#"
+[[turn]]
+blocks = [{ tool = "write", args = '{"path": "calc/stats.py", "content": "def mean(xs):\n    return sum(xs) / len(xs\n"}' }]
+
+[[turn]]
+blocks = [{ text = "Written." }]
+"#;
+    let server = ScriptedServer::start(Script::from_toml(script).unwrap()).await;
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let home = tempfile::tempdir().unwrap();
+    let command = duet_command(&server, home.path(), "--approval auto");
+    let Some(tmux) = Tmux::start(&command, repo.path()) else {
+        return;
+    };
+    tmux.wait_for_screen("Ask duet").await;
+    tmux.type_line("write the stats module");
+    let screen = tmux.wait_for_screen("Written.").await;
+    let verdict = screen
+        .lines()
+        .find(|line| line.contains("lint:"))
+        .unwrap_or_else(|| panic!("no lint line on the card: {screen}"));
+    assert!(
+        verdict.contains("lint: 1 new syntax error (line 2)"),
+        "{screen}"
+    );
+    server.assert_no_violations();
+}
+
 #[tokio::test]
 async fn what_the_user_saves_in_their_editor_becomes_the_change() {
     let server = ScriptedServer::start(Script::load("edit_two_places")).await;

@@ -178,7 +178,13 @@ impl Transcript {
                 is_error,
                 summary,
                 output,
-            } => self.run_end(call_id, *is_error, summary, output, now),
+                checks,
+            } => {
+                self.run_end(call_id, *is_error, summary, output, now);
+                if let Some(report) = checks {
+                    self.update_card(call_id, |card| card.post_write_checks(report));
+                }
+            }
             Event::ChecksReported { call_id, report } => {
                 if !self.update_card(call_id, |c| c.checks(report)) {
                     self.push_notice(report, NoticeKind::Info);

@@ -70,6 +70,7 @@ fn end(id: &str, is_error: bool, summary: &str, output: &str) -> Event {
         is_error,
         summary: summary.into(),
         output: output.into(),
+        checks: None,
     }
 }
 
@@ -687,6 +688,51 @@ fn spinner_ticks_redraw_only_when_the_frame_changes() {
     assert!(transcript.tick(deadline));
 }
 
+#[test]
+fn a_write_card_shows_the_check_verdict_and_the_details_when_expanded() {
+    let start = Instant::now();
+    let mut transcript = Transcript::new(Theme::new(false));
+    let arguments =
+        r#"{"path":"calc/stats.py","content":"def mean(xs):\n    return sum(xs) / len(xs\n"}"#;
+    transcript.on_event(&begin("w", "write"), start);
+    transcript.on_event(&ready("w", "write", arguments), start);
+    transcript.on_event(&run("w"), start);
+    let report = "lint: 1 new syntax error (line 2)\n\
+                  calc/stats.py:2:12: syntax error: unclosed `(`";
+    transcript.on_event(
+        &Event::ToolRunEnd {
+            call_id: "w".into(),
+            is_error: false,
+            summary: "created calc/stats.py (2 lines)".into(),
+            output: format!("created `calc/stats.py` (2 lines, 42 bytes).\n\n{report}"),
+            checks: Some(report.into()),
+        },
+        at(start, 300),
+    );
+    // Cards start expanded: the details the model got are there.
+    let rows = card_rows(&mut transcript, at(start, 300));
+    assert_eq!(
+        rows[1..],
+        [
+            "  ✓ created calc/stats.py (2 lines)",
+            "  lint: 1 new syntax error (line 2)",
+            "    calc/stats.py:2:12: syntax error: unclosed `(`",
+        ],
+        "{rows:#?}"
+    );
+    // Collapsed, the verdict stays.
+    transcript.handle(Action::ToggleCards);
+    let rows = card_rows(&mut transcript, at(start, 300));
+    assert_eq!(
+        rows[1..],
+        [
+            "  ✓ created calc/stats.py (2 lines)",
+            "  lint: 1 new syntax error (line 2)",
+        ],
+        "{rows:#?}"
+    );
+}
+
 /// The event loop ticks only when `next_deadline(now) <= now`, at whatever instant it
 /// wakes: a running card must be due then, and no longer due once ticked (else the loop
 /// would spin).
@@ -1100,6 +1146,7 @@ fn snapshot_escape_sequences_from_the_model_show_as_placeholders() {
             is_error: true,
             summary: "exit 1".into(),
             output: "failed\u{9b}1A\u{9b}2K: see \x1b]0;t\x07above".into(),
+            checks: None,
         },
         now,
     );

@@ -66,6 +66,9 @@ pub struct ToolCard {
     phase: Phase,
     output: LiveOutput,
     diff: Option<String>,
+    /// What the checks after this write or edit found (the verdict first).
+    lint: Option<String>,
+    /// The batch's project-wide checks, when this was its last edit.
     checks: Option<String>,
     approval: Approval,
     /// The step this call belongs to is over: no checks report can come any more.
@@ -85,6 +88,7 @@ impl ToolCard {
             phase: Phase::Writing,
             output: LiveOutput::default(),
             diff: None,
+            lint: None,
             checks: None,
             approval: Approval::None,
             step_over: false,
@@ -149,6 +153,13 @@ impl ToolCard {
 
     pub fn edit_proposed(&mut self, diff: &str) {
         self.diff = Some(sanitize(diff).into_owned());
+        self.invalidate();
+    }
+
+    /// The post-write checks' report: its verdict shows on the card, the details when
+    /// the card is expanded.
+    pub fn post_write_checks(&mut self, report: &str) {
+        self.lint = Some(sanitize(report).into_owned());
         self.invalidate();
     }
 
@@ -316,7 +327,12 @@ impl ToolCard {
             }
         }
         match &self.phase {
-            Phase::Done(outcome) => self.outcome_rows(outcome, expanded, theme, width, &mut rows),
+            Phase::Done(outcome) => {
+                self.outcome_rows(outcome, expanded, theme, width, &mut rows);
+                if let Some(report) = &self.lint {
+                    lint_rows(report, expanded, theme, width, &mut rows);
+                }
+            }
             Phase::Stopped => rows.push(cut(
                 "✗ stopped before a result".to_string(),
                 theme.warning,
@@ -361,6 +377,32 @@ impl ToolCard {
                     width,
                 ));
             }
+        }
+    }
+}
+
+/// The post-write checks: the verdict in one line (quiet when clean), and with
+/// `expanded` the details the model got.
+fn lint_rows(
+    report: &str,
+    expanded: bool,
+    theme: &Theme,
+    width: u16,
+    rows: &mut Vec<Line<'static>>,
+) {
+    let mut lines = report.lines().filter(|line| !line.trim().is_empty());
+    let Some(verdict) = lines.next() else {
+        return;
+    };
+    let style = if crate::lint::is_clean_report(report) {
+        theme.dim
+    } else {
+        theme.warning
+    };
+    rows.push(cut(verdict.to_string(), style, width));
+    if expanded {
+        for line in lines.take(CHECK_ROWS) {
+            rows.push(cut(format!("  {line}"), theme.dim, width));
         }
     }
 }
