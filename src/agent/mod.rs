@@ -32,6 +32,7 @@ mod step;
 mod tool_runs;
 mod tool_set;
 mod turn;
+mod user_command;
 pub mod wording;
 
 use std::path::PathBuf;

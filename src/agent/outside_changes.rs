@@ -80,7 +80,8 @@ impl Agent {
         self.add_note(changed_note(&files)).await;
     }
 
-    async fn add_note(&mut self, note: String) {
+    /// Adds a note the model reads with its next request, and records it.
+    pub(super) async fn add_note(&mut self, note: String) {
         self.events
             .record(Record::User { text: note.clone() })
             .await;

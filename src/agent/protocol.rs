@@ -45,6 +45,10 @@ pub enum Command {
     /// the session. Answered by [`Event::Undone`] or [`Event::UndoFailed`]; refused
     /// while a turn runs.
     Undo { scope: UndoScope },
+    /// Run the user's own command (`!command`) in the session's shell, between turns:
+    /// never asked about, always in the sandbox; the model gets its result with the
+    /// next message. Refused while a turn runs; an interrupt stops it.
+    RunUserCommand { id: MessageId, command: String },
     /// End the agent task after cancelling whatever runs.
     Shutdown,
 }
@@ -230,6 +234,25 @@ pub enum Event {
     /// compacted again in this session.
     CompactionFailed {
         reason: String,
+    },
+    /// The user's own command (`!command`) started in the session's shell.
+    UserCommandStarted {
+        id: MessageId,
+        command: String,
+    },
+    /// Live output of the user's command, for display only.
+    UserCommandOutput {
+        id: MessageId,
+        text: String,
+    },
+    /// The user's command ended; `output` is what the model gets with the next message
+    /// (as the shell tool words a result: `exit <code> · <duration> · cwd <dir>`, then
+    /// the output).
+    UserCommandEnded {
+        id: MessageId,
+        is_error: bool,
+        summary: String,
+        output: String,
     },
     /// An MCP server's state changed (starting, ready with its tools, restarting after a
     /// crash, failed). Its tools are offered from the first model call after `Ready`.

@@ -26,6 +26,7 @@ use super::events::EventSink;
 use super::protocol::{Command, Event, MessageId};
 use super::recovery::CallSite;
 use super::tool_set::ToolSet;
+use super::user_command::Ran;
 
 pub(crate) struct Agent {
     pub(crate) client: Arc<dyn ModelClient>,
@@ -76,6 +77,15 @@ impl Agent {
                     self.events.emit(Event::ConversationCleared).await;
                 }
                 Command::Undo { scope } => self.undo(scope).await,
+                Command::RunUserCommand { id, command } => {
+                    if let Ran::Shutdown = self.run_user_command(id, command).await {
+                        break;
+                    }
+                    // A message sent while the command ran starts its turn now.
+                    if !self.pending.is_empty() && self.run_turn().await.is_break() {
+                        break;
+                    }
+                }
                 Command::Shutdown => break,
             }
         }

@@ -362,6 +362,10 @@ impl Agent {
                 self.refuse_undo_during_turn().await;
                 None
             }
+            Some(Command::RunUserCommand { id, command }) => {
+                self.refuse_user_command_during_turn(id, command).await;
+                None
+            }
             Some(Command::Interrupt) => Some(StepEnd::Interrupted),
             Some(Command::Shutdown) | None => Some(StepEnd::Shutdown),
         }

@@ -311,6 +311,29 @@ impl Printer for HumanPrinter {
                     .into_owned();
                 self.tool_output(out, &text)?;
             }
+            Event::UserCommandStarted { command, .. } => {
+                let line = self.paint(Style::Cyan, &sanitize(&format!("! {command}")));
+                self.line(out, &line)?;
+            }
+            Event::UserCommandOutput { id, text } => {
+                let text = self
+                    .outputs
+                    .entry(format!("!{id}"))
+                    .or_default()
+                    .push(text)
+                    .into_owned();
+                self.tool_output(out, &text)?;
+            }
+            Event::UserCommandEnded {
+                is_error, summary, ..
+            } => {
+                let mark = if *is_error {
+                    self.paint(Style::Red, "✗")
+                } else {
+                    self.paint(Style::Green, "✓")
+                };
+                self.line(out, &format!("  {mark} {}", sanitize(summary)))?;
+            }
             Event::ChecksReported { report, .. } => {
                 for text in sanitize(report).lines() {
                     let text = self.paint(Style::Dim, text);

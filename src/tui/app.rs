@@ -100,6 +100,8 @@ pub struct App {
     /// Each MCP server's last reported state, in the order they first reported.
     mcp: Vec<(String, ServerState)>,
     turn_running: bool,
+    /// The user's own command (`!command`) runs: Esc stops it, messages wait for it.
+    command_running: bool,
     interrupting: bool,
     running_tools: usize,
     /// Calls of the turn that may change the workspace, until their result: the git
@@ -137,6 +139,7 @@ impl App {
             sandbox: None,
             mcp: Vec::new(),
             turn_running: false,
+            command_running: false,
             interrupting: false,
             running_tools: 0,
             changing_calls: std::collections::HashSet::new(),
@@ -222,6 +225,13 @@ impl App {
                 }
             }
             Event::Undone { .. } | Event::UndoFailed { .. } => effect = Effect::RefreshGit,
+            // A message sent while a `!` command ran starts its turn right after it.
+            Event::TurnStarted { .. } => self.turn_running = true,
+            Event::UserCommandEnded { .. } => {
+                self.command_running = false;
+                self.interrupting = false;
+                effect = Effect::RefreshGit;
+            }
             Event::TurnEnd { outcome, .. } => {
                 self.changing_calls.clear();
                 self.end_turn(outcome);
@@ -405,8 +415,11 @@ impl App {
     }
 
     fn submit(&mut self, text: String) -> Effect {
+        if let Some(command) = user_command(&text) {
+            return self.run_user_command(command.to_string());
+        }
         let Some(parsed) = slash::parse(&text) else {
-            return self.send_message(slash::unescape(&text).to_string());
+            return self.send_message(unescape(&text).to_string());
         };
         match parsed {
             Ok(command) => self.slash(command),
@@ -417,8 +430,34 @@ impl App {
         }
     }
 
+    /// `!command`: runs in the session's shell between turns; its result reaches the
+    /// model with the next message.
+    fn run_user_command(&mut self, command: String) -> Effect {
+        if command.trim().is_empty() {
+            self.notice(
+                "type a command after `!` to run it in the session's shell",
+                NoticeKind::Error,
+            );
+        } else if self.busy() {
+            self.notice(
+                "`!` commands wait until the current turn ends (or Esc to interrupt it)",
+                NoticeKind::Error,
+            );
+        } else {
+            self.command_running = true;
+            let id = self.next_message_id();
+            self.send(Command::RunUserCommand { id, command });
+        }
+        Effect::Redraw
+    }
+
+    /// Whether the agent is working: a turn, or the user's own command.
+    fn busy(&self) -> bool {
+        self.turn_running || self.command_running
+    }
+
     fn send_message(&mut self, text: String) -> Effect {
-        if self.turn_running {
+        if self.busy() {
             let id = self.next_message_id();
             self.pending.steer(id, text.clone());
             self.send(Command::UserMessage { id, text });
@@ -430,7 +469,7 @@ impl App {
     }
 
     fn queue(&mut self, text: String) -> Effect {
-        if self.turn_running {
+        if self.busy() {
             self.pending.queue(text);
             self.sync_pending_view();
             Effect::Redraw
@@ -481,7 +520,7 @@ impl App {
                 self.notice(&text, NoticeKind::Info);
             }
             SlashCommand::Clear => {
-                if self.turn_running {
+                if self.busy() {
                     self.notice(
                         "/clear waits until the current turn ends",
                         NoticeKind::Error,
@@ -492,7 +531,7 @@ impl App {
             }
             SlashCommand::Diff => return Effect::ShowDiff,
             SlashCommand::Undo(scope) => {
-                if self.turn_running {
+                if self.busy() {
                     self.notice("/undo waits until the current turn ends", NoticeKind::Error);
                 } else {
                     self.send(Command::Undo { scope });
@@ -506,7 +545,7 @@ impl App {
 
     /// Esc: stop the current step; with nothing running, a second Esc quits.
     fn interrupt(&mut self, now: Instant) -> Effect {
-        if self.turn_running {
+        if self.busy() {
             self.interrupting = true;
             self.send(Command::Interrupt);
             return Effect::Redraw;
@@ -520,7 +559,7 @@ impl App {
             Some(armed) if now.duration_since(armed) <= QUIT_WINDOW => Effect::Quit,
             _ => {
                 self.quit_armed_at = Some(now);
-                let text = if self.turn_running {
+                let text = if self.busy() {
                     "work is running: press again to stop it and quit"
                 } else {
                     "press again to quit"
@@ -595,6 +634,8 @@ impl App {
             Activity::Interrupting
         } else if self.running_tools > 0 {
             Activity::RunningTools(self.running_tools)
+        } else if self.command_running {
+            Activity::RunningTools(1)
         } else if self.turn_running {
             Activity::Streaming
         } else {
@@ -694,6 +735,22 @@ fn hints(keymap: &Keymap, context: Context) -> Vec<(String, String)> {
         .into_iter()
         .map(|(keys, action)| (keys.join("/"), action.short().to_string()))
         .collect()
+}
+
+/// The command of `!command` input; `!!text` is the message `!text`.
+fn user_command(input: &str) -> Option<&str> {
+    input
+        .strip_prefix('!')
+        .filter(|rest| !rest.starts_with('!'))
+}
+
+/// The message to send for input that is neither a command nor `!command`: `//text`
+/// sends `/text`, `!!text` sends `!text`.
+fn unescape(input: &str) -> &str {
+    match input.strip_prefix('!') {
+        Some(rest) if rest.starts_with('!') => rest,
+        _ => slash::unescape(input),
+    }
 }
 
 /// Whether the tool `name` only looks at the workspace (duet's read-only tools); any
@@ -797,6 +854,25 @@ mod tests {
                 stop_reason: StopReason::EndTurn,
             },
         }
+    }
+
+    #[test]
+    fn a_bang_runs_a_command_and_a_double_bang_sends_a_message() {
+        assert_eq!(user_command("!ls -la"), Some("ls -la"));
+        assert_eq!(user_command("!!not a command"), None);
+        assert_eq!(unescape("!!not a command"), "!not a command");
+        assert_eq!(user_command("hi !there"), None);
+        assert_eq!(unescape("//etc"), "/etc");
+
+        let mut h = Harness::new();
+        h.say("!echo hi");
+        assert!(matches!(
+            h.sent().as_slice(),
+            [Command::RunUserCommand { command, .. }] if command == "echo hi"
+        ));
+        // While it runs, Esc stops it rather than arming quit.
+        assert_eq!(h.key(KeyCode::Esc), Effect::Redraw);
+        assert_eq!(h.sent(), [Command::Interrupt]);
     }
 
     #[test]

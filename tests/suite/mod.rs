@@ -23,3 +23,4 @@ mod sessions;
 mod shell_tool;
 mod tui_tmux;
 mod undo;
+mod user_command;

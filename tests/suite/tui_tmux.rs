@@ -561,6 +561,30 @@ blocks = [{ text = "Written." }]
     server.assert_no_violations();
 }
 
+/// `!command` runs in the session's shell with a card of its own, and its output
+/// reaches the model with the next message.
+#[tokio::test]
+async fn a_bang_command_runs_in_the_shell_and_reaches_the_model() {
+    let script = "[[turn]]\nblocks = [{ text = \"Noted.\" }]\n";
+    let server = ScriptedServer::start(Script::from_toml(script).unwrap()).await;
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let home = tempfile::tempdir().unwrap();
+    let command = duet_command(&server, home.path(), "--approval ask");
+    let Some(tmux) = Tmux::start(&command, repo.path()) else {
+        return;
+    };
+    tmux.wait_for_screen("Ask duet").await;
+    tmux.type_line("!echo tmux-user-$((40 + 2))");
+    let screen = tmux.wait_for_screen("tmux-user-42").await;
+    assert!(screen.contains("! echo tmux-user-"), "the card: {screen}");
+    assert!(server.requests().is_empty(), "no model call for the command");
+    tmux.type_line("what did I run?");
+    tmux.wait_for_screen("Noted.").await;
+    let sent = all_text(&server.requests()[0]);
+    assert!(sent.contains("tmux-user-42"), "{sent}");
+    server.assert_no_violations();
+}
+
 #[tokio::test]
 async fn what_the_user_saves_in_their_editor_becomes_the_change() {
     let server = ScriptedServer::start(Script::load("edit_two_places")).await;

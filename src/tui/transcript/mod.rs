@@ -185,6 +185,25 @@ impl Transcript {
                     self.update_card(call_id, |card| card.post_write_checks(report));
                 }
             }
+            Event::UserCommandStarted { id, command } => {
+                self.end_streams();
+                let key = user_command_card(*id);
+                let index = self.card_or_new(&key, "shell", now);
+                let first = command.lines().next().unwrap_or_default();
+                self.update_card_at(index, |card| {
+                    card.ready("shell", &format!("! {first}"));
+                    card.run_begin(now);
+                });
+            }
+            Event::UserCommandOutput { id, text } => {
+                return self.update_card(&user_command_card(*id), |c| c.output(text));
+            }
+            Event::UserCommandEnded {
+                id,
+                is_error,
+                summary,
+                output,
+            } => self.run_end(&user_command_card(*id), *is_error, summary, output, now),
             Event::ChecksReported { call_id, report } => {
                 if !self.update_card(call_id, |c| c.checks(report)) {
                     self.push_notice(report, NoticeKind::Info);
@@ -581,4 +600,9 @@ impl Transcript {
                 None => card.is_animated(),
             })
     }
+}
+
+/// The card key of the user's command `id`: apart from the model's call ids.
+fn user_command_card(id: crate::agent::MessageId) -> String {
+    format!("!{id}")
 }
