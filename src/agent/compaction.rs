@@ -81,6 +81,16 @@ impl Compactor {
     }
 }
 
+/// How a compaction went.
+enum Compacting {
+    /// `compacted`: the conversation is smaller (pruned, summarised or both).
+    Done { compacted: bool },
+    /// The user interrupted or shut down the agent during the summary call.
+    Cancelled(StepEnd),
+    /// The summary failed (pruning may have happened); the reason, for the user.
+    Failed(String),
+}
+
 /// Why a summary did not replace the older turns.
 enum SummaryFailure {
     /// The user interrupted or shut down the agent meanwhile.
@@ -95,6 +105,45 @@ impl Agent {
     /// the turn ends when the user interrupted the summary call.
     pub(super) async fn compact_if_due(&mut self) -> Option<StepEnd> {
         let (threshold, prompt) = self.compaction.take_due(&self.model_info)?;
+        match self.compact(Some(threshold), prompt, None).await {
+            Compacting::Cancelled(end) => Some(end),
+            Compacting::Done { .. } => None,
+            Compacting::Failed(reason) => {
+                tracing::warn!(%reason, "compaction failed; off for this session");
+                self.compaction.tripped = true;
+                self.events.emit(Event::CompactionFailed { reason }).await;
+                None
+            }
+        }
+    }
+
+    /// `/compact [focus]`: compacts now, whatever the context's fill, with the summary
+    /// giving weight to `focus`. A failure here leaves automatic compaction on. Returns
+    /// how a summary call the user interrupted ended things.
+    pub(super) async fn compact_now(&mut self, focus: Option<String>) -> Option<StepEnd> {
+        let prompt = estimate_tokens(self.conversation.messages());
+        let skipped = match self.compact(None, prompt, focus.as_deref()).await {
+            Compacting::Cancelled(end) => return Some(end),
+            Compacting::Done { compacted: true } => return None,
+            Compacting::Done { compacted: false } => {
+                "there is nothing old enough to compact yet".to_string()
+            }
+            Compacting::Failed(reason) => format!("the summary failed: {reason}"),
+        };
+        self.events
+            .emit(Event::CompactionSkipped { reason: skipped })
+            .await;
+        None
+    }
+
+    /// Prunes older tool results, then, when the estimate still reaches `threshold`
+    /// (always, without one), has the model summarise the older turns.
+    async fn compact(
+        &mut self,
+        threshold: Option<u64>,
+        prompt: u64,
+        focus: Option<&str>,
+    ) -> Compacting {
         let keep = self.compaction.settings.keep_recent_steps;
         let mut messages = self.conversation.messages().to_vec();
         let before = prompt.max(estimate_tokens(&messages));
@@ -102,15 +151,16 @@ impl Agent {
         let mut estimate = before.saturating_sub(tokens_of(saved));
         let mut compacted = saved > 0;
         let mut summarised = false;
+        let mut failure = None;
         if compacted {
             self.conversation.replace(messages);
             self.announce(before, estimate, CompactionKind::PrunedToolResults)
                 .await;
         }
-        if estimate >= threshold
+        if threshold.is_none_or(|threshold| estimate >= threshold)
             && let Some(cut) = summary_cut(self.conversation.messages(), keep)
         {
-            match self.summarise(cut).await {
+            match self.summarise(cut, focus).await {
                 Ok(summary) => {
                     let older = estimate_tokens(&self.conversation.messages()[..cut]);
                     let spliced = splice_summary(self.conversation.messages(), cut, &summary);
@@ -122,12 +172,8 @@ impl Agent {
                     compacted = true;
                     summarised = true;
                 }
-                Err(SummaryFailure::Cancelled(end)) => return Some(end),
-                Err(SummaryFailure::Failed(reason)) => {
-                    tracing::warn!(%reason, "compaction failed; off for this session");
-                    self.compaction.tripped = true;
-                    self.events.emit(Event::CompactionFailed { reason }).await;
-                }
+                Err(SummaryFailure::Cancelled(end)) => return Compacting::Cancelled(end),
+                Err(SummaryFailure::Failed(reason)) => failure = Some(reason),
             }
         }
         if compacted {
@@ -141,7 +187,10 @@ impl Agent {
         }
         // The summary call's own prompt says nothing about the conversation's.
         self.compaction.last_prompt_tokens = None;
-        None
+        match failure {
+            Some(reason) => Compacting::Failed(reason),
+            None => Compacting::Done { compacted },
+        }
     }
 
     /// Gives the model the notes file again, so its plan and what is already done
@@ -175,8 +224,12 @@ impl Agent {
 
     /// Asks the model for a summary of the messages before `cut`; an interrupt or
     /// shutdown cancels the call at once.
-    async fn summarise(&mut self, cut: usize) -> Result<String, SummaryFailure> {
-        let request = summary_request(&self.conversation.messages()[..cut], self.max_tokens);
+    async fn summarise(
+        &mut self,
+        cut: usize,
+        focus: Option<&str>,
+    ) -> Result<String, SummaryFailure> {
+        let request = summary_request(&self.conversation.messages()[..cut], self.max_tokens, focus);
         let client = Arc::clone(&self.client);
         let (summary, usage) = tokio::select! {
             read = read_summary(client.as_ref(), &request) => read.map_err(SummaryFailure::Failed)?,
@@ -326,12 +379,18 @@ fn summary_cut(messages: &[Message], keep: usize) -> Option<usize> {
 /// A plain request (no tools) for a summary of `older`, quoted as text: a transcript
 /// of tool calls would need the tools defined, and its thinking signatures would not
 /// hold in another conversation.
-fn summary_request(older: &[Message], max_tokens: u32) -> ModelRequest {
-    let text = format!(
+fn summary_request(older: &[Message], max_tokens: u32, focus: Option<&str>) -> ModelRequest {
+    let mut text = format!(
         "{}\n\n{}",
         render_transcript(older),
         SUMMARY_INSTRUCTIONS.trim_end()
     );
+    if let Some(focus) = focus.map(str::trim).filter(|focus| !focus.is_empty()) {
+        text.push_str(&format!(
+            "\n\nThe user asked for this compaction and wants the summary to keep, above \
+             all: {focus}"
+        ));
+    }
     ModelRequest {
         system: vec![SUMMARY_SYSTEM.trim_end().to_string()],
         tools: Vec::new(),
@@ -548,7 +607,7 @@ mod tests {
     #[test]
     fn the_summary_request_quotes_the_older_turns_without_tools_or_thinking() {
         let messages = session(2);
-        let request = summary_request(&messages[..5], 1_000);
+        let request = summary_request(&messages[..5], 1_000, None);
         assert!(request.tools.is_empty());
         assert_eq!(request.max_tokens, 1_000);
         assert_eq!(request.messages.len(), 1);
@@ -569,7 +628,7 @@ mod tests {
             Message::user_text("x".repeat(QUOTE_LIMIT * 3)),
             assistant(vec![Block::Text { text: "ok".into() }]),
         ];
-        let request = summary_request(&messages, 100);
+        let request = summary_request(&messages, 100, None);
         let Block::Text { text } = &request.messages[0].content[0] else {
             panic!("the request is one text block");
         };

@@ -45,6 +45,10 @@ pub enum Command {
     /// the session. Answered by [`Event::Undone`] or [`Event::UndoFailed`]; refused
     /// while a turn runs.
     Undo { scope: UndoScope },
+    /// Compact the conversation now (`/compact [focus]`): prune older tool results and
+    /// summarise the older turns, the summary keeping `focus` above all. Answered by
+    /// [`Event::Compacted`] or [`Event::CompactionSkipped`]; refused while a turn runs.
+    Compact { focus: Option<String> },
     /// Run the user's own command (`!command`) in the session's shell, between turns:
     /// never asked about, always in the sandbox; the model gets its result with the
     /// next message. Refused while a turn runs; an interrupt stops it.
@@ -233,6 +237,11 @@ pub enum Event {
     /// Compacting failed (`reason` says why); the conversation is left whole and is not
     /// compacted again in this session.
     CompactionFailed {
+        reason: String,
+    },
+    /// A compaction the user asked for did not happen; `reason` says why. Automatic
+    /// compaction stays on.
+    CompactionSkipped {
         reason: String,
     },
     /// The user's own command (`!command`) started in the session's shell.

@@ -25,6 +25,7 @@ use super::conversation::Conversation;
 use super::events::EventSink;
 use super::protocol::{Command, Event, MessageId};
 use super::recovery::CallSite;
+use super::step::StepEnd;
 use super::tool_set::ToolSet;
 use super::user_command::Ran;
 
@@ -77,6 +78,14 @@ impl Agent {
                     self.events.emit(Event::ConversationCleared).await;
                 }
                 Command::Undo { scope } => self.undo(scope).await,
+                Command::Compact { focus } => {
+                    if let Some(StepEnd::Shutdown) = self.compact_now(focus).await {
+                        break;
+                    }
+                    if !self.pending.is_empty() && self.run_turn().await.is_break() {
+                        break;
+                    }
+                }
                 Command::RunUserCommand { id, command } => {
                     if let Ran::Shutdown = self.run_user_command(id, command).await {
                         break;

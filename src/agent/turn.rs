@@ -362,6 +362,11 @@ impl Agent {
                 self.refuse_undo_during_turn().await;
                 None
             }
+            Some(Command::Compact { .. }) => {
+                let reason = "a turn is running; compact once it ends".to_string();
+                self.events.emit(Event::CompactionSkipped { reason }).await;
+                None
+            }
             Some(Command::RunUserCommand { id, command }) => {
                 self.refuse_user_command_during_turn(id, command).await;
                 None

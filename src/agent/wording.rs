@@ -55,6 +55,11 @@ pub fn compaction_failed_line(reason: &str) -> String {
     format!("context compaction failed and is off for this session: {reason}")
 }
 
+/// The line for [`super::Event::CompactionSkipped`].
+pub fn compaction_skipped_line(reason: &str) -> String {
+    format!("not compacted: {reason}")
+}
+
 /// The line for [`super::Event::Compacted`].
 pub fn compacted_line(
     kind: CompactionKind,

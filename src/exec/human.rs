@@ -437,6 +437,11 @@ impl Printer for HumanPrinter {
                 let line = self.paint(Style::Dim, &text);
                 self.line(out, &line)?;
             }
+            Event::CompactionSkipped { reason } => {
+                let text = wording::compaction_skipped_line(reason);
+                let line = self.paint(Style::Dim, &sanitize(&text));
+                self.line(out, &line)?;
+            }
             Event::CompactionFailed { reason } => {
                 let text = format!("warning: {}", wording::compaction_failed_line(reason));
                 let line = self.paint(Style::Yellow, &sanitize(&text));

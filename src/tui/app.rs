@@ -263,6 +263,43 @@ impl App {
         }
     }
 
+    /// `/status`: what runs, what it has cost, and what protects the user.
+    fn status_lines(&self) -> Vec<String> {
+        let mut lines = vec![format!("model: {} · mode: {}", self.model, self.mode)];
+        let context = match self.spend.context_used {
+            Some(used) => format!("{:.0}% of the context window", used * 100.0),
+            None => "context window: not known for this model".to_string(),
+        };
+        let cost = self
+            .spend
+            .cost
+            .map(|cost| format!(" · ${cost:.4}"))
+            .unwrap_or_default();
+        lines.push(format!(
+            "{context} · {} tokens in, {} out{cost}",
+            self.spend.tokens_in, self.spend.tokens_out
+        ));
+        match &self.sandbox {
+            Some(sandbox) => {
+                lines.push(format!("sandbox: {}", sandbox.summary()));
+                lines.extend(sandbox.gaps().into_iter().map(|gap| format!("  {gap}")));
+            }
+            None => lines.push("sandbox: not reported yet".to_string()),
+        }
+        let ready = self
+            .mcp
+            .iter()
+            .filter(|(_, state)| matches!(state, ServerState::Ready { .. }))
+            .count();
+        lines.push(match self.mcp.len() {
+            0 => "mcp: no servers configured".to_string(),
+            all => format!("mcp: {ready} of {all} servers ready (/mcp lists them)"),
+        });
+        let branch = self.git.branch.as_deref().unwrap_or("(no branch)");
+        lines.push(format!("git: {branch} · {} changed", self.git.dirty));
+        lines
+    }
+
     /// `/mcp`: one line per server.
     fn show_mcp(&mut self) {
         if self.mcp.is_empty() {
@@ -538,6 +575,27 @@ impl App {
                 }
             }
             SlashCommand::Mcp => self.show_mcp(),
+            SlashCommand::Compact(focus) => {
+                if self.busy() {
+                    self.notice(
+                        "/compact waits until the current turn ends",
+                        NoticeKind::Error,
+                    );
+                } else {
+                    self.send(Command::Compact { focus });
+                }
+            }
+            SlashCommand::Init => {
+                if self.busy() {
+                    self.notice("/init waits until the current turn ends", NoticeKind::Error);
+                } else {
+                    self.start_turn(INIT_PROMPT.trim_end().to_string());
+                }
+            }
+            SlashCommand::Status => {
+                let status = self.status_lines().join("\n");
+                self.notice(&status, NoticeKind::Info);
+            }
             SlashCommand::Quit => return Effect::Quit,
         }
         Effect::Redraw
@@ -737,6 +795,10 @@ fn hints(keymap: &Keymap, context: Context) -> Vec<(String, String)> {
         .collect()
 }
 
+/// What `/init` asks of the model: an AGENTS.md written the usual way, as an edit the
+/// user reviews.
+const INIT_PROMPT: &str = include_str!("../../assets/init_prompt.md");
+
 /// The command of `!command` input; `!!text` is the message `!text`.
 fn user_command(input: &str) -> Option<&str> {
     input
@@ -854,6 +916,40 @@ mod tests {
                 stop_reason: StopReason::EndTurn,
             },
         }
+    }
+
+    #[test]
+    fn compact_init_and_status_do_what_they_say() {
+        let mut h = Harness::new();
+        h.say("/compact the parser bug");
+        assert_eq!(
+            h.sent(),
+            [Command::Compact {
+                focus: Some("the parser bug".into())
+            }]
+        );
+        h.say("/init");
+        assert!(matches!(
+            h.sent().as_slice(),
+            [Command::UserMessage { text, .. }] if text.contains("AGENTS.md")
+        ));
+        // While that turn runs, /compact waits.
+        h.say("/compact");
+        assert_eq!(h.sent(), []);
+        h.event(Event::TurnEnd {
+            turn: 1,
+            outcome: TurnOutcome::Interrupted,
+        });
+        let lines = h.app.status_lines();
+        assert_eq!(lines[0], "model: m · mode: ask");
+        assert!(
+            lines.iter().any(|line| line.starts_with("sandbox: ")),
+            "{lines:#?}"
+        );
+        assert!(
+            lines.contains(&"mcp: no servers configured".to_string()),
+            "{lines:#?}"
+        );
     }
 
     #[test]

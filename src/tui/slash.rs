@@ -22,6 +22,12 @@ pub enum SlashCommand {
     Undo(UndoScope),
     /// The MCP servers and their states.
     Mcp,
+    /// Compact the conversation now, the summary keeping the focus given.
+    Compact(Option<String>),
+    /// Have the model write an AGENTS.md for this repository.
+    Init,
+    /// Model, mode, context fill, tokens and cost, sandbox, MCP, git.
+    Status,
     Quit,
 }
 
@@ -70,6 +76,21 @@ pub const COMMANDS: &[CommandInfo] = &[
         name: "mcp",
         args: "",
         about: "Show the MCP servers and their state",
+    },
+    CommandInfo {
+        name: "compact",
+        args: "[focus]",
+        about: "Summarise the older conversation now, keeping the focus given",
+    },
+    CommandInfo {
+        name: "init",
+        args: "",
+        about: "Have the model write an AGENTS.md for this repository",
+    },
+    CommandInfo {
+        name: "status",
+        args: "",
+        about: "Show the model, context, tokens and cost, sandbox and MCP",
     },
     CommandInfo {
         name: "quit",
@@ -127,6 +148,11 @@ fn command(name: &str, args: &str) -> Result<SlashCommand, String> {
         "diff" => no_args(SlashCommand::Diff),
         "undo" => undo(args),
         "mcp" => no_args(SlashCommand::Mcp),
+        "compact" => Ok(SlashCommand::Compact(
+            Some(args.to_string()).filter(|focus| !focus.is_empty()),
+        )),
+        "init" => no_args(SlashCommand::Init),
+        "status" => no_args(SlashCommand::Status),
         "quit" | "exit" => no_args(SlashCommand::Quit),
         unknown => {
             let guess = match closest(unknown, COMMANDS.iter().map(|info| info.name)) {
@@ -213,6 +239,18 @@ mod tests {
             Some(Err(message)) => message,
             other => panic!("{input:?} gave {other:?}"),
         }
+    }
+
+    #[test]
+    fn compact_takes_an_optional_focus() {
+        assert_eq!(parse("/compact"), Some(Ok(SlashCommand::Compact(None))));
+        assert_eq!(
+            parse("/compact  the parser  "),
+            Some(Ok(SlashCommand::Compact(Some("the parser".into()))))
+        );
+        assert_eq!(parse("/init"), Some(Ok(SlashCommand::Init)));
+        assert_eq!(parse("/status"), Some(Ok(SlashCommand::Status)));
+        assert!(matches!(parse("/init now"), Some(Err(_))));
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! workspace's `.duet/notes.md` is given again after every compaction. Every test
 //! checks the server saw only valid requests.
 
-use duet::agent::{CompactionKind, Event, TurnOutcome};
+use duet::agent::{Command, CompactionKind, Event, TurnOutcome};
 use duet::config::{Compaction, ModelInfo};
 use duet::policy::ApprovalMode;
 use duet::provider::{Block, Role, StopReason, Wire};
@@ -24,6 +24,7 @@ for_each_wire!(
     an_interrupt_cancels_the_summary_and_leaves_the_conversation_whole,
     the_notes_file_follows_the_summary_as_it_is_now,
     the_notes_file_joins_the_newest_message_after_pruning,
+    the_user_compacts_on_request_with_a_focus,
 );
 
 /// Compaction at 8000 prompt tokens, keeping only the newest model call whole.
@@ -380,4 +381,64 @@ async fn the_notes_file_joins_the_newest_message_after_pruning(wire: Wire) {
         sent.find("bravo").is_some_and(|result| result < notes_at),
         "the notes follow the newest result: {sent}"
     );
+}
+
+/// `/compact [focus]`: a summary now, well below the threshold, that keeps the focus;
+/// with nothing old enough, the user is told so and nothing is sent.
+async fn the_user_compacts_on_request_with_a_focus(wire: Wire) {
+    let server = ScriptedServer::start(script(&[
+        read_turn("a.txt", 100),
+        read_turn("b.txt", 200),
+        text_turn("Read both.", 300),
+        text_turn("SUMMARY: a and b are read; the parser bug is next.", 100),
+        text_turn("Done.", 100),
+    ]))
+    .await;
+    let repo = repo();
+    let mut agent =
+        TestAgent::start_with(&server, wire, repo.path(), ApprovalMode::Auto, |setup| {
+            setup.model_info = WINDOW;
+            setup.compaction = compaction();
+        });
+    agent.handle.send(Command::Compact { focus: None }).unwrap();
+    let skipped = agent
+        .wait_for("the refusal", |event| {
+            matches!(event, Event::CompactionSkipped { .. })
+        })
+        .await;
+    assert!(
+        matches!(&skipped, Event::CompactionSkipped { reason } if reason.contains("nothing")),
+        "{skipped:?}"
+    );
+    assert!(server.requests().is_empty());
+
+    agent.send("read the files");
+    assert_eq!(agent.turn_end().await, finished());
+    agent
+        .handle
+        .send(Command::Compact {
+            focus: Some("the parser bug".into()),
+        })
+        .unwrap();
+    agent
+        .wait_for("the summary", |event| {
+            matches!(
+                event,
+                Event::Compacted {
+                    kind: CompactionKind::Summarised,
+                    ..
+                }
+            )
+        })
+        .await;
+    agent.send("go on");
+    assert_eq!(agent.turn_end().await, finished());
+    server.assert_no_violations();
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5);
+    let asked = all_text(&requests[3]);
+    assert!(asked.contains("keep, above all: the parser bug"), "{asked}");
+    let sent = all_text(&requests[4]);
+    assert!(sent.contains("SUMMARY: a and b are read"), "{sent}");
+    assert!(!sent.contains("Reading a.txt."), "summarised away: {sent}");
 }

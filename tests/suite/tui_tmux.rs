@@ -577,7 +577,10 @@ async fn a_bang_command_runs_in_the_shell_and_reaches_the_model() {
     tmux.type_line("!echo tmux-user-$((40 + 2))");
     let screen = tmux.wait_for_screen("tmux-user-42").await;
     assert!(screen.contains("! echo tmux-user-"), "the card: {screen}");
-    assert!(server.requests().is_empty(), "no model call for the command");
+    assert!(
+        server.requests().is_empty(),
+        "no model call for the command"
+    );
     tmux.type_line("what did I run?");
     tmux.wait_for_screen("Noted.").await;
     let sent = all_text(&server.requests()[0]);

@@ -280,6 +280,10 @@ impl Transcript {
                     wording::compacted_line(*kind, *before_tokens_estimate, *after_tokens_estimate);
                 self.push_notice(&text, NoticeKind::Info);
             }
+            Event::CompactionSkipped { reason } => {
+                let text = wording::compaction_skipped_line(reason);
+                self.push_notice(&text, NoticeKind::Info);
+            }
             Event::CompactionFailed { reason } => {
                 self.push_notice(
                     &wording::compaction_failed_line(reason),
