@@ -102,6 +102,7 @@ pub fn run_tui(cli: &Cli, agent: AgentStart, paths: &Paths, start: TuiStart) -> 
     let (keymap, errors) = Keymap::load(&Keymap::user_file(paths));
     let model = agent.settings.endpoint.model.clone();
     let workspace = agent.workspace.clone();
+    let notify = agent.settings.notify;
     // The agent and the UI get a runtime and a thread each; blocking work (files, the
     // post-write checks, checkpoints) goes to the runtime's blocking pool. The UI's
     // thread drives its own timers and wakeups: on a shared runtime, every frame
@@ -131,6 +132,7 @@ pub fn run_tui(cli: &Cli, agent: AgentStart, paths: &Paths, start: TuiStart) -> 
             intro: start.intro,
             initial_message: start.task,
             log_file: paths.log_file(),
+            notify,
         };
         duet::tui::run(handle, events, options).await?;
         Ok(())

@@ -78,6 +78,18 @@ pub struct FileConfig {
     /// `[mcp]`: the MCP servers whose tools are offered to the model.
     #[serde(default)]
     pub mcp: McpSection,
+    /// `[ui]`: the terminal UI.
+    #[serde(default)]
+    pub ui: UiSection,
+}
+
+/// The `[ui]` table.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UiSection {
+    /// Ring the terminal (a desktop notification where the terminal shows them) when a
+    /// turn ends or an approval waits while the terminal is not focused; default on.
+    pub notify: Option<bool>,
 }
 
 /// The `[network]` table; unset fields keep the defaults of [`RetryPolicy`] and
@@ -278,6 +290,8 @@ pub struct Settings {
     /// The MCP servers of the user's `[mcp]` table (a project's are added where the
     /// workspace is known).
     pub mcp: McpConfig,
+    /// Whether the terminal UI notifies (`[ui] notify`).
+    pub notify: bool,
 }
 
 /// Where duet reads and writes its own files.
@@ -483,6 +497,7 @@ pub fn resolve(
         model_info,
         compaction: file.context.resolve()?,
         mcp: crate::mcp::config::from_user(&file.mcp, &paths.config_file)?,
+        notify: file.ui.notify.unwrap_or(true),
     })
 }
 
@@ -805,6 +820,7 @@ max_tokens = 4096
                 network: NetworkSection::default(),
                 context: ContextSection::default(),
                 mcp: McpSection::default(),
+                ui: UiSection::default(),
             }
         );
     }

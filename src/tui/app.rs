@@ -21,6 +21,7 @@ use super::action::{Action, Context};
 use super::composer::{Composer, ComposerOutcome, PendingView};
 use super::help::HelpOverlay;
 use super::keymap::Keymap;
+use super::notify::Bell;
 use super::painter::{Drawn, Scroll};
 use super::pending::{Pending, Withdrawal};
 use super::review::{ReviewOutcome, ReviewQueue};
@@ -102,6 +103,13 @@ pub struct App {
     turn_running: bool,
     /// The user's own command (`!command`) runs: Esc stops it, messages wait for it.
     command_running: bool,
+    /// Whether the terminal has the focus (as its focus events said; assumed until
+    /// one says otherwise).
+    focused: bool,
+    /// How to ring the terminal when the user is away; `None` with `[ui] notify = false`.
+    bell: Option<Bell>,
+    /// A notification to write before the next frame.
+    notification: Option<String>,
     interrupting: bool,
     running_tools: usize,
     /// Calls of the turn that may change the workspace, until their result: the git
@@ -140,6 +148,9 @@ impl App {
             mcp: Vec::new(),
             turn_running: false,
             command_running: false,
+            focused: true,
+            bell: None,
+            notification: None,
             interrupting: false,
             running_tools: 0,
             changing_calls: std::collections::HashSet::new(),
@@ -164,6 +175,30 @@ impl App {
     /// Shows a line in the transcript that the UI itself produced.
     pub fn notice(&mut self, text: &str, kind: NoticeKind) {
         self.transcript.push_notice(text, kind);
+    }
+
+    /// Rings the terminal with `bell` when a turn ends or an approval waits while the
+    /// terminal is not focused; `None` never does.
+    pub fn set_bell(&mut self, bell: Option<Bell>) {
+        self.bell = bell;
+    }
+
+    /// A focus event of the terminal.
+    pub fn set_focused(&mut self, focused: bool) {
+        self.focused = focused;
+    }
+
+    /// The bytes of a notification due, once.
+    pub fn take_notification(&mut self) -> Option<String> {
+        let message = self.notification.take()?;
+        Some(self.bell?.sequence(&message))
+    }
+
+    /// Asks for a notification, when the user is away and wants them.
+    fn call_back(&mut self, message: &str) {
+        if !self.focused && self.bell.is_some() {
+            self.notification = Some(message.to_string());
+        }
     }
 
     pub fn set_git(&mut self, git: GitStatus) -> bool {
@@ -232,7 +267,9 @@ impl App {
                 self.interrupting = false;
                 effect = Effect::RefreshGit;
             }
+            Event::ApprovalNeeded { .. } => self.call_back("an approval waits for you"),
             Event::TurnEnd { outcome, .. } => {
+                self.call_back(&format!("turn {}", outcome.kind().replace('_', " ")));
                 self.changing_calls.clear();
                 self.end_turn(outcome);
                 effect = Effect::RefreshGit;
@@ -916,6 +953,30 @@ mod tests {
                 stop_reason: StopReason::EndTurn,
             },
         }
+    }
+
+    #[test]
+    fn the_user_away_is_called_back_when_a_turn_ends_or_an_approval_waits() {
+        let turn_end = || Event::TurnEnd {
+            turn: 1,
+            outcome: TurnOutcome::Finished {
+                stop_reason: crate::provider::StopReason::EndTurn,
+            },
+        };
+        let mut h = Harness::new();
+        h.app.set_bell(Some(Bell::Osc9));
+        h.event(turn_end());
+        assert_eq!(h.app.take_notification(), None, "focused: no call");
+        h.app.set_focused(false);
+        h.event(turn_end());
+        assert_eq!(
+            h.app.take_notification().as_deref(),
+            Some("\x1b]9;duet: turn finished\x07")
+        );
+        assert_eq!(h.app.take_notification(), None, "once");
+        h.app.set_bell(None);
+        h.event(turn_end());
+        assert_eq!(h.app.take_notification(), None, "[ui] notify = false");
     }
 
     #[test]

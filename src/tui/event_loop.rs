@@ -18,6 +18,7 @@ use super::app::{App, Effect, GitStatus};
 use super::frame::FrameScheduler;
 use super::input::Input;
 use super::keymap::Keymap;
+use super::notify::Bell;
 use super::painter::Painter;
 use super::terminal::{self, Screen, Term, TerminalGuard};
 use super::theme::Theme;
@@ -40,6 +41,8 @@ pub struct TuiOptions {
     pub initial_message: Option<String>,
     /// Where duet logs, named when the agent stops unexpectedly.
     pub log_file: PathBuf,
+    /// Ring the terminal when a turn ends or an approval waits while it is not focused.
+    pub notify: bool,
 }
 
 /// The commit HEAD pointed at when the session started (`None` outside a repository
@@ -71,6 +74,9 @@ pub async fn run(
         options.model,
     );
     app.set_inline(inline);
+    if options.notify {
+        app.set_bell(Some(Bell::for_terminal(&|name| std::env::var(name).ok())));
+    }
     for error in options.keymap_errors.iter().chain(&options.config_problems) {
         app.notice(error, NoticeKind::Error);
     }
@@ -135,7 +141,11 @@ pub async fn run(
             event = events.recv(), if take_output && !agent_gone => match event {
                 Some(event) => {
                     frames.output_taken(Instant::now());
-                    on_agent(&mut app, event, &mut events)
+                    let effect = on_agent(&mut app, event, &mut events);
+                    if let Some(bytes) = app.take_notification() {
+                        ring(painter.term(), &bytes);
+                    }
+                    effect
                 }
                 None => {
                     agent_gone = true;
@@ -238,7 +248,14 @@ fn on_terminal(app: &mut App, term: &mut Term, event: TermEvent) -> Effect {
             MouseEventKind::ScrollDown => app.scroll(false),
             _ => Effect::Nothing,
         },
-        TermEvent::FocusGained | TermEvent::FocusLost => Effect::Nothing,
+        TermEvent::FocusGained => {
+            app.set_focused(true);
+            Effect::Nothing
+        }
+        TermEvent::FocusLost => {
+            app.set_focused(false);
+            Effect::Nothing
+        }
     }
 }
 
@@ -267,6 +284,14 @@ fn on_background(app: &mut App, git: &mut GitRefresh, result: Background) -> Eff
             app.notice(&text, NoticeKind::Info);
             Effect::Redraw
         }
+    }
+}
+
+/// Writes a notification between frames; a terminal that cannot take it is no reason
+/// to stop.
+fn ring(term: &mut Term, bytes: &str) {
+    if let Err(error) = term.backend_mut().write_between_frames(bytes.as_bytes()) {
+        tracing::debug!(%error, "notification not written");
     }
 }
 

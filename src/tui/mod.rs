@@ -17,6 +17,7 @@ pub mod help;
 mod highlight;
 mod input;
 pub mod keymap;
+mod notify;
 pub mod painter;
 pub mod pending;
 pub mod review;

@@ -8,8 +8,9 @@ use std::sync::{Mutex, PoisonError};
 use std::thread::ThreadId;
 
 use crossterm::event::{
-    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
-    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+    DisableBracketedPaste, DisableFocusChange, DisableMouseCapture, EnableBracketedPaste,
+    EnableFocusChange, EnableMouseCapture, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags,
+    PushKeyboardEnhancementFlags,
 };
 use crossterm::terminal::{
     BeginSynchronizedUpdate, EndSynchronizedUpdate, EnterAlternateScreen, LeaveAlternateScreen,
@@ -107,6 +108,14 @@ impl TrackedCursor {
     pub fn begin_frame(&mut self) -> io::Result<()> {
         self.held.set(true);
         queue!(self.inner, BeginSynchronizedUpdate)
+    }
+
+    /// Writes `bytes` (a notification) to the terminal now, between frames; they move
+    /// no cursor and draw nothing.
+    pub fn write_between_frames(&mut self, bytes: &[u8]) -> io::Result<()> {
+        use std::io::Write as _;
+        self.inner.write_all(bytes)?;
+        Backend::flush(&mut self.inner)
     }
 
     /// Ends the frame and sends all of it.
@@ -274,7 +283,7 @@ fn set_modes(out: &mut impl Write, screen: Screen, enhanced_keys: bool) -> io::R
     if screen.inline_rows.is_none() {
         execute!(out, EnterAlternateScreen)?;
     }
-    execute!(out, EnableBracketedPaste)?;
+    execute!(out, EnableBracketedPaste, EnableFocusChange)?;
     if screen.mouse {
         execute!(out, EnableMouseCapture)?;
     }
@@ -297,7 +306,7 @@ fn restore(screen: Screen, enhanced_keys: bool) {
     if screen.mouse {
         let _ = execute!(out, DisableMouseCapture);
     }
-    let _ = execute!(out, DisableBracketedPaste);
+    let _ = execute!(out, DisableBracketedPaste, DisableFocusChange);
     if screen.inline_rows.is_none() {
         let _ = execute!(out, LeaveAlternateScreen);
     }
