@@ -4,8 +4,9 @@
 //! [`eval`], which runs `duet exec` as child processes) →
 //! [`agent`] → the leaves ([`provider`], [`tools`], [`mcp`], [`shell`], [`lint`], [`policy`],
 //! [`diff`], [`git`], [`config`], [`session`]). No leaf imports `agent` or a front end.
-//! [`pathglob`], [`process_group`], [`terminal_text`], [`json_string`] and
-//! [`value_name`] are small utilities the leaves and front ends share, and [`beneath`]
+//! [`pathglob`], [`process_group`], [`terminal_text`], [`json_string`],
+//! [`value_name`] and [`mention`] (the `@path` token grammar the composer writes and the
+//! agent expands) are small utilities the leaves and front ends share, and [`beneath`]
 //! is the one way duet itself opens, writes and removes files in the workspace;
 //! `fuzzing` holds the entry points of the fuzz targets under `fuzz/`.
 
@@ -21,6 +22,7 @@ pub mod git;
 pub mod json_string;
 pub mod lint;
 pub mod mcp;
+pub mod mention;
 pub mod parse_deadline;
 pub mod pathglob;
 pub mod policy;

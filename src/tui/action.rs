@@ -11,6 +11,9 @@ pub enum Context {
     Global,
     /// The message input at the bottom.
     Composer,
+    /// The list of files offered while an `@` mention is typed; keys it does not bind
+    /// go on to [`Context::Composer`].
+    Completion,
     /// The scrollback of the conversation.
     Transcript,
     /// Reviewing a proposed edit, hunk by hunk.
@@ -20,9 +23,10 @@ pub enum Context {
 }
 
 impl Context {
-    pub const ALL: [Context; 5] = [
+    pub const ALL: [Context; 6] = [
         Context::Global,
         Context::Composer,
+        Context::Completion,
         Context::Transcript,
         Context::DiffReview,
         Context::Approval,
@@ -33,6 +37,7 @@ impl Context {
         match self {
             Context::Global => "global",
             Context::Composer => "composer",
+            Context::Completion => "completion",
             Context::Transcript => "transcript",
             Context::DiffReview => "diff_review",
             Context::Approval => "approval",
@@ -111,6 +116,10 @@ actions! {
     DeleteWordBack => "delete_word_back", "delete word", "Delete the word before the cursor";
     ClearInput => "clear_input", "clear", "Clear the input";
     WithdrawPending => "withdraw_pending", "take back", "Take back the last message that is still waiting to be delivered";
+    CompletionPrev => "completion_prev", "previous", "Choose the previous file in the @ list";
+    CompletionNext => "completion_next", "next", "Choose the next file in the @ list";
+    CompletionAccept => "completion_accept", "insert", "Put the chosen file's path in the message";
+    CompletionClose => "completion_close", "close", "Close the @ list (the agent is not interrupted)";
     NextHunk => "next_hunk", "next hunk", "Go to the next hunk";
     PrevHunk => "prev_hunk", "previous hunk", "Go to the previous hunk";
     ToggleHunk => "toggle_hunk", "accept/reject hunk", "Accept or reject the selected hunk";

@@ -19,6 +19,7 @@ use crate::shell::sandbox::Protections;
 
 use super::action::{Action, Context};
 use super::composer::{Composer, ComposerOutcome, PendingView};
+use super::file_list::FileList;
 use super::help::HelpOverlay;
 use super::keymap::Keymap;
 use super::notify::Bell;
@@ -32,6 +33,9 @@ use super::transcript::{NoticeKind, Transcript};
 
 /// How long a first Ctrl-C (or idle Esc) waits for the second one that quits.
 const QUIT_WINDOW: Duration = Duration::from_secs(2);
+/// A list of files older than this is walked again when an `@` list opens: files made
+/// outside duet (another terminal, an editor) show up without a restart.
+const FILES_MAX_AGE: Duration = Duration::from_secs(30);
 
 /// Work the event loop does on the app's behalf.
 #[derive(Debug, PartialEq)]
@@ -51,6 +55,9 @@ pub enum Effect {
     ShowDiff,
     /// Re-read the git branch and dirty count for the status line.
     RefreshGit,
+    /// List the workspace's files for `@` mentions, off the loop; the list comes back
+    /// through [`App::set_files`].
+    ListFiles,
 }
 
 impl Effect {
@@ -71,6 +78,18 @@ impl Effect {
 pub struct GitStatus {
     pub branch: Option<String>,
     pub dirty: usize,
+}
+
+/// When the workspace's files were last listed for `@` mentions, and whether that list
+/// may be out of date.
+#[derive(Clone, Copy, Debug, Default)]
+struct FileWalks {
+    /// A walk is running: no second one starts.
+    running: bool,
+    /// When the last walk started.
+    started: Option<Instant>,
+    /// The agent may have changed the workspace since the last walk started.
+    stale: bool,
 }
 
 /// What the session has used so far, as the last [`Event::Usage`] said.
@@ -123,6 +142,7 @@ pub struct App {
     inline: bool,
     /// The last frame showed the transcript (not help or a review) in full.
     transcript_shown: bool,
+    file_walks: FileWalks,
 }
 
 impl App {
@@ -131,10 +151,12 @@ impl App {
         for context in [Context::DiffReview, Context::Approval] {
             review.set_context_hints(context, hints(&keymap, context));
         }
+        let mut composer = Composer::new(theme.clone());
+        composer.set_completion_footer(completion_footer(&keymap));
         Self {
             transcript: Transcript::new(theme.clone()),
             review,
-            composer: Composer::new(theme.clone()),
+            composer,
             theme,
             keymap,
             pending: Pending::default(),
@@ -159,6 +181,51 @@ impl App {
             quit_armed_at: None,
             inline: false,
             transcript_shown: false,
+            file_walks: FileWalks::default(),
+        }
+    }
+
+    /// A walk of the workspace's files ended (see [`Effect::ListFiles`]).
+    pub fn set_files(&mut self, files: FileList) -> Effect {
+        self.file_walks.running = false;
+        let completing = self.composer.completing();
+        self.composer.set_files(files);
+        if completing {
+            Effect::Redraw
+        } else {
+            Effect::Nothing
+        }
+    }
+
+    /// Whether to list the files again, now that an `@` list opened: never listed, or
+    /// the list may be out of date. One walk at a time; the old list serves meanwhile.
+    fn files_wanted(&mut self, now: Instant) -> bool {
+        if !self.composer.take_opened() || self.file_walks.running {
+            return false;
+        }
+        let fresh = !self.file_walks.stale
+            && self
+                .file_walks
+                .started
+                .is_some_and(|started| now.duration_since(started) < FILES_MAX_AGE);
+        if fresh {
+            return false;
+        }
+        // Changes made while this walk runs may be missed by it: they mark it stale.
+        self.file_walks = FileWalks {
+            running: true,
+            started: Some(now),
+            stale: false,
+        };
+        true
+    }
+
+    /// `effect`, and a walk of the files if an `@` list just opened and wants one.
+    fn and_files(&mut self, effect: Effect, now: Instant) -> Effect {
+        if self.files_wanted(now) {
+            effect.and(Effect::ListFiles)
+        } else {
+            effect
         }
     }
 
@@ -276,6 +343,10 @@ impl App {
             }
             _ => {}
         }
+        if effect == Effect::RefreshGit {
+            // What changed the git figures may have added or removed files.
+            self.file_walks.stale = true;
+        }
         match self.review.on_event(event) {
             ReviewOutcome::Send(command) => self.send(command),
             ReviewOutcome::Ignored | ReviewOutcome::Changed | ReviewOutcome::OpenEditor { .. } => {}
@@ -384,6 +455,11 @@ impl App {
 
     /// Handles a key press. `area_width` is the screen width (the review panel needs it).
     pub fn on_key(&mut self, key: KeyEvent, area_width: u16, now: Instant) -> Effect {
+        let effect = self.handle_key(key, area_width, now);
+        self.and_files(effect, now)
+    }
+
+    fn handle_key(&mut self, key: KeyEvent, area_width: u16, now: Instant) -> Effect {
         if key.kind == KeyEventKind::Release {
             return Effect::Nothing;
         }
@@ -391,8 +467,17 @@ impl App {
             let outcome = self.review.handle_text(key);
             return self.review_outcome(outcome);
         }
-        let contexts = self.focus();
-        let Some(action) = self.keymap.action(&contexts, &key) else {
+        let mut contexts = self.focus();
+        let mut action = self.keymap.action(&contexts, &key);
+        if action.is_some_and(|action| {
+            contexts.first() == Some(&Context::Completion)
+                && !self.composer.completion_takes(action)
+        }) {
+            // Nothing to choose in the `@` list: the key does what it does without it.
+            contexts.remove(0);
+            action = self.keymap.action(&contexts, &key);
+        }
+        let Some(action) = action else {
             return self.typed(key);
         };
         if action != Action::Quit && action != Action::Interrupt {
@@ -430,13 +515,13 @@ impl App {
         Effect::Redraw
     }
 
-    pub fn on_paste(&mut self, text: &str) -> Effect {
+    pub fn on_paste(&mut self, text: &str, now: Instant) -> Effect {
         if self.review.is_open() && self.review.is_typing() {
             self.review.insert_text(text);
         } else if !self.review.is_open() {
             self.composer.insert_text(text);
         }
-        Effect::Redraw
+        self.and_files(Effect::Redraw, now)
     }
 
     /// The contexts a key is looked up in, most specific first.
@@ -446,7 +531,14 @@ impl App {
             Some(context) if self.review.is_open() => contexts.push(context),
             // Typing has focus; the transcript scrolls through global keys (PgUp, ...),
             // so its single-letter bindings never eat typed text.
-            _ => contexts.push(Context::Composer),
+            _ => {
+                // The `@` list is drawn only over the transcript, and its keys are taken
+                // only while it can be seen.
+                if self.composer.completing() && !self.help_open {
+                    contexts.push(Context::Completion);
+                }
+                contexts.push(Context::Composer);
+            }
         }
         contexts.push(Context::Global);
         contexts
@@ -767,6 +859,11 @@ impl App {
         }
         self.transcript_shown = transcript_shown;
         self.composer.render(input, buf);
+        if !self.help_open && !self.review.is_open() {
+            // Over the transcript's last rows, just above the input. The painter compares
+            // every row it scrolled, so a popup inside the scrolled band is redrawn right.
+            self.composer.render_completion(main, buf);
+        }
         render_status(&self.status_info(), &self.theme, status, buf);
         let cursor = (!self.review.is_open() && !self.help_open)
             .then(|| self.composer.cursor_position(input))
@@ -849,6 +946,26 @@ fn unescape(input: &str) -> &str {
     match input.strip_prefix('!') {
         Some(rest) if rest.starts_with('!') => rest,
         _ => slash::unescape(input),
+    }
+}
+
+/// The keys of the `@` list for the bottom of its popup: the first key of each of its
+/// actions, in the keymap's order (`↑ previous · ↓ next · Tab insert · Esc close`).
+fn completion_footer(keymap: &Keymap) -> String {
+    let mut shown: Vec<(String, Action)> = Vec::new();
+    for (key, action) in keymap.bindings(Context::Completion) {
+        if !shown.iter().any(|(_, known)| *known == action) {
+            shown.push((key, action));
+        }
+    }
+    let parts: Vec<String> = shown
+        .into_iter()
+        .map(|(key, action)| format!("{key} {}", action.short()))
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" {} ", parts.join(" · "))
     }
 }
 
@@ -953,6 +1070,102 @@ mod tests {
                 stop_reason: StopReason::EndTurn,
             },
         }
+    }
+
+    fn files(paths: &[&str]) -> FileList {
+        FileList {
+            paths: paths.iter().map(|path| path.to_string()).collect(),
+            truncated: false,
+        }
+    }
+
+    #[test]
+    fn an_at_sign_lists_the_files_when_none_are_listed_or_they_may_have_changed() {
+        let mut h = Harness::new();
+        assert_eq!(h.key(KeyCode::Char('@')), Effect::ListFiles);
+        assert!(h.screen().contains("listing the workspace's files…"));
+        h.key(KeyCode::Char(' '));
+        assert_eq!(
+            h.key(KeyCode::Char('@')),
+            Effect::Redraw,
+            "one walk at a time"
+        );
+        assert_eq!(
+            h.app.set_files(files(&["src/main.rs", "a.txt"])),
+            Effect::Redraw
+        );
+        h.type_text("mai");
+        let screen = h.screen();
+        assert!(screen.contains("│ src/main.rs"), "{screen}");
+        assert!(!screen.contains("a.txt"), "{screen}");
+        h.key(KeyCode::Char(' '));
+        assert_eq!(
+            h.key(KeyCode::Char('@')),
+            Effect::Redraw,
+            "the list is fresh"
+        );
+        h.event(finished());
+        h.key(KeyCode::Char(' '));
+        assert_eq!(
+            h.key(KeyCode::Char('@')),
+            Effect::ListFiles,
+            "the turn may have made files"
+        );
+        h.app.set_files(files(&[]));
+        h.now += FILES_MAX_AGE;
+        h.key(KeyCode::Char(' '));
+        assert_eq!(h.key(KeyCode::Char('@')), Effect::ListFiles, "too old");
+    }
+
+    #[test]
+    fn enter_and_tab_take_the_chosen_file_while_the_list_is_open() {
+        let mut h = Harness::new();
+        h.app.set_files(files(&["src/main.rs", "src/lib.rs"]));
+        h.type_text("see @mai");
+        h.key(KeyCode::Enter);
+        assert_eq!(h.sent(), [], "Enter took the file, it sent nothing");
+        assert_eq!(h.app.composer.text(), "see @src/main.rs ");
+        h.type_text("and @li");
+        h.key(KeyCode::Tab);
+        assert_eq!(h.app.composer.text(), "see @src/main.rs and @src/lib.rs ");
+        h.key(KeyCode::Enter);
+        assert_eq!(h.sent(), [message(1, "see @src/main.rs and @src/lib.rs")]);
+        // With nothing to choose, Enter sends and ↑ browses history.
+        h.say("deploy @staging");
+        assert_eq!(h.sent(), [message(2, "deploy @staging")]);
+        h.type_text("@zzz");
+        h.key(KeyCode::Up);
+        assert_eq!(h.app.composer.text(), "deploy @staging");
+    }
+
+    #[test]
+    fn esc_closes_the_list_without_interrupting_the_agent() {
+        let mut h = Harness::new();
+        h.say("long task");
+        h.sent();
+        h.app.set_files(files(&["src/main.rs"]));
+        h.type_text("look at @mai");
+        h.key(KeyCode::Esc);
+        assert_eq!(h.sent(), [], "Esc closed the list only");
+        assert_eq!(h.app.activity(), Activity::Streaming);
+        assert!(!h.screen().contains("│ src/main.rs"));
+        h.key(KeyCode::Esc);
+        assert_eq!(h.sent(), [Command::Interrupt]);
+        // Help over an open list: Esc closes the help, and the list is back.
+        h.type_text(" @mai");
+        h.key(KeyCode::F(1));
+        h.key(KeyCode::Esc);
+        assert!(!h.app.help_open);
+        assert!(h.screen().contains("│ src/main.rs"));
+        assert_eq!(h.app.composer.text(), "look at @mai @mai");
+    }
+
+    #[test]
+    fn the_list_footer_names_the_users_keys() {
+        assert_eq!(
+            completion_footer(&Keymap::defaults()),
+            " ↑ previous · ↓ next · Tab insert · Esc close "
+        );
     }
 
     #[test]

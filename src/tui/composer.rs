@@ -2,26 +2,38 @@
 //! waiting to be delivered above it.
 //!
 //! Owns: the text being written (multi-line, wrapped, scrolled within a height cap),
-//! the history of sent messages, and how both are drawn. Does not own: what a sent
-//! message does (the app decides between steering, queueing and slash commands), or
-//! the pending list itself (the app sets it after every change).
+//! the history of sent messages, the list of files offered while an `@` mention is
+//! typed (see `composer::complete`), and how all of them are drawn. Does not own: what a sent
+//! message does (the app decides between steering, queueing and slash commands), the
+//! pending list itself (the app sets it after every change), or the workspace's files
+//! (the app hands over each new list).
 //! Invariant: work per keystroke or frame is bounded by the visible rows and the
 //! cursor's line, never by the whole text, so a megabyte paste stays responsive.
+//!
+//! The `@` list opens when typing or deleting leaves the cursor at the end of a mention
+//! being written ([`crate::mention::typing`]), never on a mere cursor move or a recalled
+//! message, so ↑ keeps browsing history through messages that end in a mention. Closed
+//! with Esc, it stays closed for that token until the cursor leaves it.
 
+mod complete;
 mod edit;
 pub(crate) mod wrap;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 use ratatui::style::Style;
 use unicode_segmentation::UnicodeSegmentation;
 
+use self::complete::Completion;
 use self::edit::{Editor, RowPos};
 use self::wrap::{grapheme_width, is_blank};
 use super::action::Action;
+use super::file_list::FileList;
 use super::theme::Theme;
+use crate::mention;
 
 const PLACEHOLDER: &str = "Ask duet… (Enter to send, Shift+Enter for a newline)";
 const PROMPT: &str = "› ";
@@ -36,6 +48,9 @@ const MAX_PENDING_ROWS: usize = 4;
 const HISTORY_LIMIT: usize = 500;
 /// Used for moving by wrapped rows until the first frame gives the real width.
 const DEFAULT_TEXT_WIDTH: usize = 78;
+/// How far back from the cursor an `@` is looked for: a path is shorter, and looking
+/// further would make each keystroke in a long line cost the whole line.
+const MENTION_LOOKBACK: usize = 1024;
 
 /// What a [`Composer::handle`] call did.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -90,6 +105,16 @@ pub struct Composer {
     top: RowPos,
     /// The text width of the last frame, for moving by wrapped rows.
     text_width: usize,
+    /// The workspace's files, once a walk has listed them.
+    files: Option<Arc<FileList>>,
+    /// The `@` list, while one is open.
+    completion: Option<Completion>,
+    /// The `@` (line, byte offset) whose list Esc closed.
+    dismissed: Option<(usize, usize)>,
+    /// A list opened since [`Composer::take_opened`] was last asked.
+    opened: bool,
+    /// The keys of the `@` list, for the bottom of its popup.
+    completion_footer: String,
 }
 
 struct Areas {
@@ -109,10 +134,34 @@ impl Composer {
             pending: Vec::new(),
             top: RowPos::default(),
             text_width: DEFAULT_TEXT_WIDTH,
+            files: None,
+            completion: None,
+            dismissed: None,
+            opened: false,
+            completion_footer: String::new(),
         }
     }
 
     pub fn handle(&mut self, action: Action) -> ComposerOutcome {
+        if matches!(
+            action,
+            Action::CompletionPrev
+                | Action::CompletionNext
+                | Action::CompletionAccept
+                | Action::CompletionClose
+        ) {
+            return self.complete(action);
+        }
+        let outcome = self.handle_edit(action);
+        if outcome != ComposerOutcome::Ignored {
+            // Only what changes the text may open the list; a move may close it.
+            let opens = matches!(action, Action::DeleteBack | Action::DeleteWordBack);
+            self.refresh_completion(opens);
+        }
+        outcome
+    }
+
+    fn handle_edit(&mut self, action: Action) -> ComposerOutcome {
         use ComposerOutcome::{Changed, Ignored};
         match action {
             Action::Submit => self.take_message().map_or(Ignored, ComposerOutcome::Submit),
@@ -167,12 +216,162 @@ impl Composer {
     /// Typed characters and bracketed pastes. Line endings are normalized to `\n`.
     pub fn insert_text(&mut self, text: &str) {
         self.editor.insert(text);
+        self.refresh_completion(true);
     }
 
     /// Replaces the input (e.g. with a withdrawn message), cursor at the end.
     pub fn set_text(&mut self, text: &str) {
         self.browsing = None;
         self.editor.set_text(text, None);
+        self.completion = None;
+        self.dismissed = None;
+    }
+
+    /// A new list of the workspace's files; an open `@` list is matched against it.
+    pub fn set_files(&mut self, files: FileList) {
+        let files = Arc::new(files);
+        if let Some(completion) = &mut self.completion {
+            let query = completion.query().to_string();
+            completion.update(&query, Some(&files));
+        }
+        self.files = Some(files);
+    }
+
+    /// Whether the `@` list is open (its keys then come first).
+    pub fn completing(&self) -> bool {
+        self.completion.is_some()
+    }
+
+    /// Whether the open `@` list has a use for `action`: moving and accepting need a
+    /// path to choose, so with none the key does what it does without the list (Enter
+    /// sends `@home` when no file matches it).
+    pub fn completion_takes(&self, action: Action) -> bool {
+        let Some(completion) = &self.completion else {
+            return false;
+        };
+        match action {
+            Action::CompletionClose => true,
+            Action::CompletionPrev | Action::CompletionNext | Action::CompletionAccept => {
+                completion.has_choice()
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether an `@` list opened since the last call (the app may want a fresher list
+    /// of files for it).
+    pub fn take_opened(&mut self) -> bool {
+        std::mem::take(&mut self.opened)
+    }
+
+    /// The keys shown at the bottom of the `@` list (`Tab insert · Esc close`).
+    pub fn set_completion_footer(&mut self, footer: String) {
+        self.completion_footer = footer;
+    }
+
+    /// Draws the `@` list, if open, at the bottom of `area` (the rows just above the
+    /// composer). Returns where it went.
+    pub fn render_completion(&self, area: Rect, buf: &mut Buffer) -> Option<Rect> {
+        self.completion
+            .as_ref()?
+            .render(area, buf, &self.theme, &self.completion_footer)
+    }
+
+    /// The paths the `@` list shows, best first; empty when it is closed.
+    pub fn completion_paths(&self) -> Vec<&str> {
+        self.completion
+            .as_ref()
+            .map(Completion::shown_paths)
+            .unwrap_or_default()
+    }
+
+    fn complete(&mut self, action: Action) -> ComposerOutcome {
+        let changed = if action == Action::CompletionAccept {
+            self.accept_completion()
+        } else if let Some(completion) = &mut self.completion {
+            match action {
+                Action::CompletionPrev => completion.select(false),
+                Action::CompletionNext => completion.select(true),
+                Action::CompletionClose => {
+                    self.dismissed = Some(completion.anchor());
+                    self.completion = None;
+                    true
+                }
+                _ => false,
+            }
+        } else {
+            false
+        };
+        if changed {
+            ComposerOutcome::Changed
+        } else {
+            ComposerOutcome::Ignored
+        }
+    }
+
+    /// Replaces the `@query` before the cursor with the chosen path's token and a space
+    /// (none when whitespace follows already).
+    fn accept_completion(&mut self) -> bool {
+        let Some(completion) = &self.completion else {
+            return false;
+        };
+        let Some(token) = completion.chosen().and_then(mention::token) else {
+            return false;
+        };
+        let (line, start) = completion.anchor();
+        if self.editor.cursor().0 != line || !self.editor.replace_before(start, &token) {
+            return false;
+        }
+        if self.editor.char_after().is_none_or(|c| !c.is_whitespace()) {
+            self.editor.insert(" ");
+        }
+        self.completion = None;
+        self.dismissed = None;
+        true
+    }
+
+    /// Opens, updates or closes the `@` list after the text or the cursor changed;
+    /// `may_open` when the change was typing or deleting.
+    fn refresh_completion(&mut self, may_open: bool) {
+        let (line, col) = self.editor.cursor();
+        let typed = &self.editor.lines()[line][..col];
+        let mut from = col.saturating_sub(MENTION_LOOKBACK);
+        while !typed.is_char_boundary(from) {
+            from += 1;
+        }
+        let found = mention::typing(&typed[from..])
+            // Cut off mid-word, the start of the window is no start of a word.
+            .filter(|t| {
+                from == 0
+                    || t.start > 0
+                    || typed[..from]
+                        .chars()
+                        .next_back()
+                        .is_some_and(char::is_whitespace)
+            })
+            .map(|t| ((line, from + t.start), t.query.to_string()));
+        let Some((anchor, query)) = found else {
+            self.completion = None;
+            self.dismissed = None;
+            return;
+        };
+        if self.dismissed == Some(anchor) {
+            self.completion = None;
+            return;
+        }
+        self.dismissed = None;
+        match &mut self.completion {
+            Some(completion) if completion.anchor() == anchor => {
+                completion.update(&query, self.files.as_ref());
+            }
+            _ if may_open => {
+                let mut completion = Completion::new(anchor);
+                completion.update(&query, self.files.as_ref());
+                self.completion = Some(completion);
+                self.opened = true;
+            }
+            _ => self.completion = None,
+        }
     }
 
     pub fn text(&self) -> String {

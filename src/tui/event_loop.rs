@@ -1,5 +1,6 @@
 //! The UI's event loop: one `select!` over terminal input, agent events, background
-//! results (git status, `/diff`) and the next animation deadline. It draws only when
+//! results (git status, `/diff`, the files `@` mentions offer) and the next animation
+//! deadline. It draws only when
 //! something asked for a frame, so an idle session makes no wakeups at all.
 
 use std::io;
@@ -15,6 +16,7 @@ use crate::agent::{AgentHandle, Command, Event};
 use crate::git;
 
 use super::app::{App, Effect, GitStatus};
+use super::file_list::{self, FileList};
 use super::frame::FrameScheduler;
 use super::input::Input;
 use super::keymap::Keymap;
@@ -55,6 +57,7 @@ enum Background {
     /// or git failed.
     Git(Option<GitStatus>),
     Diff(String),
+    Files(FileList),
 }
 
 /// Runs the UI until the user quits or the agent stops. The terminal is restored on
@@ -176,6 +179,10 @@ pub async fn run(
             Effect::ShowDiff => {
                 show_diff(&options.workspace, start_commit.clone(), &background_tx);
             }
+            Effect::ListFiles => {
+                list_files(&options.workspace, &background_tx);
+                frames.request();
+            }
             Effect::OpenEditor {
                 call_id,
                 path,
@@ -238,7 +245,7 @@ fn on_terminal(app: &mut App, term: &mut Term, event: TermEvent) -> Effect {
     let width = term.size().map(|size| size.width).unwrap_or(80);
     match event {
         TermEvent::Key(key) => app.on_key(key, width, Instant::now()),
-        TermEvent::Paste(text) => app.on_paste(&text),
+        TermEvent::Paste(text) => app.on_paste(&text, Instant::now()),
         TermEvent::Resize(width, height) => {
             term.backend_mut().resized(Size { width, height });
             Effect::Redraw
@@ -284,6 +291,7 @@ fn on_background(app: &mut App, git: &mut GitRefresh, result: Background) -> Eff
             app.notice(&text, NoticeKind::Info);
             Effect::Redraw
         }
+        Background::Files(list) => app.set_files(list),
     }
 }
 
@@ -368,6 +376,22 @@ fn show_diff(workspace: &Path, start: StartCommit, results: &mpsc::UnboundedSend
             .await
             .unwrap_or_else(|error| format!("/diff failed: {error}"));
         let _ = results.send(Background::Diff(text));
+    });
+}
+
+/// Lists the workspace's files for `@` mentions on a blocking thread. Whatever happens
+/// to the walk, a list comes back (empty if it failed), so the app never waits for one
+/// that will not come.
+fn list_files(workspace: &Path, results: &mpsc::UnboundedSender<Background>) {
+    let workspace = workspace.to_path_buf();
+    let results = results.clone();
+    tokio::spawn(async move {
+        let list = tokio::task::spawn_blocking(move || {
+            file_list::list_files(&workspace, file_list::MAX_FILES)
+        })
+        .await
+        .unwrap_or_default();
+        let _ = results.send(Background::Files(list));
     });
 }
 

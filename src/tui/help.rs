@@ -117,6 +117,7 @@ fn heading(context: Context) -> &'static str {
     match context {
         Context::Global => "Everywhere",
         Context::Composer => "Writing a message",
+        Context::Completion => "Choosing a file after @",
         Context::Transcript => "Reading the conversation",
         Context::DiffReview => "Reviewing an edit",
         Context::Approval => "Approving a command",

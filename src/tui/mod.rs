@@ -12,6 +12,7 @@ pub mod action;
 mod app;
 pub mod composer;
 mod event_loop;
+pub mod file_list;
 pub mod frame;
 pub mod help;
 mod highlight;

@@ -636,6 +636,37 @@ async fn what_the_user_saves_in_their_editor_becomes_the_change() {
     server.assert_no_violations();
 }
 
+/// Typing `@` and part of a file's name offers the workspace's files (what .gitignore
+/// ignores left out); Tab puts the chosen one's whole path in the message.
+#[tokio::test]
+async fn an_at_mention_completes_a_file_path_with_tab() {
+    let server = ScriptedServer::start(
+        Script::from_toml("[[turn]]\nblocks = [{ text = \"Read it.\" }]\n").unwrap(),
+    )
+    .await;
+    let repo = TestRepo::with_files(&[
+        ("src/parser/lexer.rs", "pub fn lex() {}\n"),
+        ("src/parser/mod.rs", "mod lexer;\n"),
+        ("build/lexer_generated.rs", "// generated\n"),
+        (".gitignore", "build/\n"),
+    ]);
+    let home = tempfile::tempdir().unwrap();
+    let command = duet_command(&server, home.path(), "");
+    let Some(tmux) = Tmux::start(&command, repo.path()) else {
+        return;
+    };
+    tmux.wait_for_screen("Ask duet").await;
+    tmux.keys(&["-l", "explain @lexer"]);
+    let screen = tmux.wait_for_screen("│ src/parser/lexer.rs").await;
+    assert!(!screen.contains("lexer_generated"), "ignored: {screen}");
+    tmux.keys(&["Tab"]);
+    let screen = tmux.wait_for_screen("› explain @src/parser/lexer.rs").await;
+    assert!(!screen.contains("┌ files"), "the list closed: {screen}");
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    server.assert_no_violations();
+}
+
 #[tokio::test]
 async fn with_nothing_configured_the_setup_view_opens_and_leaving_it_shows_the_guidance() {
     let repo = TestRepo::with_files(&[("a.txt", "a\n")]);

@@ -310,6 +310,24 @@ impl Editor {
         true
     }
 
+    /// Replaces the text from byte `start` of the cursor's line up to the cursor with
+    /// `text`, the cursor after it. `start` past the cursor or off a character boundary
+    /// changes nothing.
+    pub(crate) fn replace_before(&mut self, start: usize, text: &str) -> bool {
+        if start > self.col || !self.line().is_char_boundary(start) {
+            return false;
+        }
+        self.goal = None;
+        self.remove_before(start);
+        self.insert(text);
+        true
+    }
+
+    /// The character just after the cursor on its line.
+    pub(crate) fn char_after(&self) -> Option<char> {
+        self.line()[self.col..].chars().next()
+    }
+
     /// Removes the text from `start` to the cursor.
     fn remove_before(&mut self, start: usize) {
         self.layout.get_mut().edited(self.row, start);

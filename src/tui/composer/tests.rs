@@ -6,6 +6,7 @@ use ratatui::backend::TestBackend;
 use ratatui::style::{Color, Modifier};
 
 use super::*;
+use crate::tui::file_list::FileList;
 
 fn composer() -> Composer {
     Composer::new(Theme::new(true))
@@ -384,4 +385,226 @@ fn one_line_previews_collapse_whitespace_and_mark_cuts() {
     assert_eq!(one_line("abcdefg", 6), "abcde…");
     assert_eq!(one_line("abcd efg", 6), "abcd…");
     assert_eq!(one_line("日本語", 5), "日本…");
+}
+
+const FILES: &[&str] = &[
+    "Cargo.toml",
+    "README.md",
+    "src/main.rs",
+    "src/tui/app.rs",
+    "src/tui/composer.rs",
+    "docs/dir with space/notes.md",
+];
+
+fn with_files(paths: &[&str]) -> Composer {
+    let mut composer = composer();
+    composer.set_files(FileList {
+        paths: paths.iter().map(|path| path.to_string()).collect(),
+        truncated: false,
+    });
+    composer
+}
+
+#[test]
+fn an_at_sign_opens_the_file_list_and_what_follows_filters_it() {
+    let mut c = with_files(FILES);
+    c.insert_text("look at ");
+    assert!(!c.completing());
+    c.insert_text("@");
+    assert!(c.completing());
+    assert!(c.take_opened(), "the app may list the files afresh");
+    assert_eq!(c.completion_paths().len(), FILES.len());
+    c.insert_text("tuiap");
+    assert_eq!(c.completion_paths(), ["src/tui/app.rs"]);
+    act(&mut c, &[Action::DeleteBack, Action::DeleteBack]);
+    assert_eq!(
+        c.completion_paths(),
+        ["src/tui/app.rs", "src/tui/composer.rs"]
+    );
+    assert!(!c.take_opened(), "still the same list");
+    c.insert_text(" ");
+    assert!(!c.completing(), "a space ends the mention");
+    act(&mut c, &[Action::DeleteBack]);
+    assert!(c.completing(), "deleting back into it opens it again");
+}
+
+#[test]
+fn an_at_sign_inside_a_word_opens_nothing() {
+    let mut c = with_files(FILES);
+    c.insert_text("mail me at a@b");
+    assert!(!c.completing());
+    c.insert_text(" or (@main");
+    assert!(!c.completing());
+}
+
+#[test]
+fn accepting_puts_the_path_and_a_space_in_place_of_the_query() {
+    let mut c = with_files(FILES);
+    c.insert_text("see @tuico");
+    assert_eq!(c.handle(Action::CompletionAccept), ComposerOutcome::Changed);
+    assert_eq!(c.text(), "see @src/tui/composer.rs ");
+    assert!(!c.completing());
+    c.insert_text("and @notes");
+    c.handle(Action::CompletionAccept);
+    assert_eq!(
+        c.text(),
+        "see @src/tui/composer.rs and @\"docs/dir with space/notes.md\" ",
+        "a path with spaces is quoted"
+    );
+    let mut quoted = with_files(FILES);
+    quoted.insert_text("@\"dir wi");
+    assert_eq!(quoted.completion_paths(), ["docs/dir with space/notes.md"]);
+    quoted.handle(Action::CompletionAccept);
+    assert_eq!(quoted.text(), "@\"docs/dir with space/notes.md\" ");
+}
+
+#[test]
+fn accepting_mid_text_keeps_what_follows_and_adds_no_second_space() {
+    let mut c = with_files(FILES);
+    c.insert_text("see  please");
+    act(&mut c, &[Action::LineStart]);
+    act(&mut c, &[Action::CursorRight; 4]);
+    c.insert_text("@mai");
+    c.handle(Action::CompletionAccept);
+    assert_eq!(c.text(), "see @src/main.rs please");
+    c.insert_text("!");
+    assert_eq!(
+        c.text(),
+        "see @src/main.rs! please",
+        "the cursor is after the path"
+    );
+}
+
+#[test]
+fn the_arrows_choose_round_the_list() {
+    let accept_after = |moves: &[Action]| {
+        let mut c = with_files(FILES);
+        c.insert_text("@tui");
+        act(&mut c, moves);
+        c.handle(Action::CompletionAccept);
+        c.text()
+    };
+    assert_eq!(accept_after(&[]), "@src/tui/app.rs ");
+    assert_eq!(
+        accept_after(&[Action::CompletionNext]),
+        "@src/tui/composer.rs "
+    );
+    assert_eq!(
+        accept_after(&[Action::CompletionNext, Action::CompletionNext]),
+        "@src/tui/app.rs "
+    );
+    assert_eq!(
+        accept_after(&[Action::CompletionPrev]),
+        "@src/tui/composer.rs "
+    );
+}
+
+#[test]
+fn esc_closes_the_list_for_that_mention_only() {
+    let mut c = with_files(FILES);
+    c.insert_text("@ma");
+    assert_eq!(c.handle(Action::CompletionClose), ComposerOutcome::Changed);
+    assert!(!c.completing());
+    c.insert_text("i");
+    assert!(!c.completing(), "typing on in the same mention");
+    assert_eq!(c.handle(Action::CompletionAccept), ComposerOutcome::Ignored);
+    assert_eq!(c.text(), "@mai");
+    c.insert_text(" @");
+    assert!(c.completing(), "a new mention opens it again");
+}
+
+#[test]
+fn moving_the_cursor_may_close_the_list_but_never_opens_it() {
+    let mut c = with_files(FILES);
+    c.insert_text("@ma");
+    act(&mut c, &[Action::LineStart]);
+    assert!(!c.completing());
+    act(&mut c, &[Action::LineEnd]);
+    assert!(!c.completing());
+    // A recalled message that ends in a mention leaves ↑ browsing history.
+    c.insert_text("in.rs");
+    c.handle(Action::Submit);
+    c.handle(Action::HistoryPrev);
+    assert_eq!(c.text(), "@main.rs");
+    assert!(!c.completing());
+    c.set_text("@src");
+    assert!(!c.completing());
+}
+
+#[test]
+fn with_nothing_to_choose_the_list_leaves_moves_and_enter_alone() {
+    let mut c = composer();
+    c.insert_text("@ma");
+    assert!(c.completing(), "open while the files are being listed");
+    assert!(!c.completion_takes(Action::CompletionAccept));
+    assert!(!c.completion_takes(Action::CompletionNext));
+    assert!(c.completion_takes(Action::CompletionClose));
+    c.set_files(FileList {
+        paths: FILES.iter().map(|path| path.to_string()).collect(),
+        truncated: false,
+    });
+    assert!(c.completion_takes(Action::CompletionAccept));
+    assert_eq!(c.completion_paths(), ["src/main.rs"]);
+    c.insert_text("zzz");
+    assert!(c.completing(), "shown, to say nothing matches");
+    assert!(!c.completion_takes(Action::CompletionAccept));
+}
+
+/// The composer under a transcript area of `rows` rows, the list drawn over the
+/// bottom of it as the app does.
+fn draw_with_list(composer: &mut Composer, width: u16, rows: u16) -> Terminal<TestBackend> {
+    let height = rows + composer.desired_height(width);
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal
+        .draw(|frame| {
+            let area = frame.area();
+            let main = Rect {
+                height: rows,
+                ..area
+            };
+            let input = Rect {
+                y: rows,
+                height: area.height - rows,
+                ..area
+            };
+            composer.render(input, frame.buffer_mut());
+            composer.render_completion(main, frame.buffer_mut());
+        })
+        .unwrap();
+    terminal
+}
+
+#[test]
+fn snapshot_of_the_file_list_above_the_input() {
+    let mut c = with_files(FILES);
+    c.set_completion_footer(" ↑ previous · ↓ next · Tab insert · Esc close ".into());
+    c.insert_text("read @src");
+    c.handle(Action::CompletionNext);
+    let terminal = draw_with_list(&mut c, 60, 7);
+    insta::assert_snapshot!(terminal.backend());
+    let buffer = terminal.backend().buffer();
+    // The second row is chosen: reversed across the row; matched letters in the accent.
+    let chosen = (0..60).map(|x| buffer[(x, 3)].symbol()).collect::<String>();
+    assert!(chosen.contains("src/tui/app.rs"), "{chosen}");
+    assert!(buffer[(3, 3)].modifier.contains(Modifier::REVERSED));
+    assert!(buffer[(10, 3)].modifier.contains(Modifier::REVERSED));
+    assert_eq!(buffer[(2, 2)].fg, Color::Cyan, "the s of src matched");
+    assert_eq!(buffer[(8, 2)].fg, Color::Reset);
+}
+
+#[test]
+fn the_list_says_when_files_are_being_listed_or_nothing_matches() {
+    let mut c = composer();
+    c.insert_text("@x");
+    let terminal = draw_with_list(&mut c, 50, 6);
+    assert_eq!(row_text(&terminal, 4), "│ listing the workspace's files… │");
+    c.set_files(FileList {
+        paths: vec!["a.rs".into()],
+        truncated: true,
+    });
+    let terminal = draw_with_list(&mut c, 50, 6);
+    assert_eq!(row_text(&terminal, 3), "┌ files (the first 1) ───────┐");
+    assert_eq!(row_text(&terminal, 4), "│ no file matches “x”        │");
+    let tiny = draw_with_list(&mut c, 50, 2);
+    assert_eq!(row_text(&tiny, 0), "", "no room: no list");
 }

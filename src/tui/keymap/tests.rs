@@ -103,6 +103,14 @@ fn every_documented_default_resolves() {
         (Composer, "delete", DeleteForward),
         (Composer, "ctrl-w", DeleteWordBack),
         (Composer, "ctrl-u", ClearInput),
+        (Completion, "up", CompletionPrev),
+        (Completion, "ctrl-p", CompletionPrev),
+        (Completion, "down", CompletionNext),
+        (Completion, "ctrl-n", CompletionNext),
+        (Completion, "tab", CompletionAccept),
+        (Completion, "enter", CompletionAccept),
+        (Completion, "esc", CompletionClose),
+        (Completion, "ctrl-c", Quit),
         (Transcript, "?", ToggleHelp),
         (Transcript, "k", ScrollUp),
         (Transcript, "j", ScrollDown),
@@ -139,8 +147,10 @@ fn every_documented_default_resolves() {
 #[test]
 fn printable_characters_stay_free_for_typing_in_the_composer() {
     let keymap = Keymap::defaults();
-    for key in ["?", "j", "k", "y", "n", "a", "G", "space"] {
-        assert_eq!(resolve(&keymap, Context::Composer, key), None, "{key}");
+    for key in ["?", "j", "k", "y", "n", "a", "G", "space", "@", "/"] {
+        for context in [Context::Composer, Context::Completion] {
+            assert_eq!(resolve(&keymap, context, key), None, "{key}");
+        }
     }
 }
 
@@ -259,7 +269,7 @@ keys = []
         "/c/keymap.toml:6: composer.ctrl-s: already bound on line 5",
         "/c/keymap.toml:7: composer: unknown field `colour` (valid: on, run, desc)",
         "/c/keymap.toml:8: composer: `on` must be a key or a list of keys",
-        "/c/keymap.toml:10: [sidebar]: unknown context (valid: global, composer, transcript, diff_review, approval)",
+        "/c/keymap.toml:10: [sidebar]: unknown context (valid: global, composer, completion, transcript, diff_review, approval)",
     ];
     for (error, start) in errors.iter().zip(expected_starts) {
         assert!(
