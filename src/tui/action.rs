@@ -115,6 +115,7 @@ actions! {
     DeleteForward => "delete_forward", "delete forward", "Delete the character under the cursor";
     DeleteWordBack => "delete_word_back", "delete word", "Delete the word before the cursor";
     ClearInput => "clear_input", "clear", "Clear the input";
+    EditMessage => "edit_message", "edit in $EDITOR", "Write the message in $EDITOR; what you save comes back here, not sent";
     WithdrawPending => "withdraw_pending", "take back", "Take back the last message that is still waiting to be delivered";
     CompletionPrev => "completion_prev", "previous", "Choose the previous file in the @ list";
     CompletionNext => "completion_next", "next", "Choose the next file in the @ list";

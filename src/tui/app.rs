@@ -45,9 +45,10 @@ pub enum Effect {
     /// Clear the screen and draw it whole (Ctrl-L: something else wrote over it).
     Repaint,
     Quit,
-    /// Run `$EDITOR` on `content`, then report back with [`App::editor_finished`].
+    /// Run `$EDITOR` on `content` in a temp file named like `path`, then report back
+    /// with [`App::editor_finished`].
     OpenEditor {
-        call_id: String,
+        editing: Editing,
         path: String,
         content: String,
     },
@@ -72,6 +73,18 @@ impl Effect {
         }
     }
 }
+
+/// What an editor session edits, so what is saved goes back where it came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Editing {
+    /// The file proposed by the call `call_id`, under review.
+    Proposal { call_id: String },
+    /// The message in the composer (Ctrl-G).
+    Message,
+}
+
+/// The temp file a message is edited in: markdown, like what the model reads.
+const MESSAGE_FILE: &str = "duet-message.md";
 
 /// What the status line shows that comes from outside the agent's events.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -566,6 +579,7 @@ impl App {
             }
             Action::ToggleHelp => self.help_open = true,
             Action::WithdrawPending => self.withdraw_pending(),
+            Action::EditMessage => return self.edit_message(),
             _ => {}
         }
         if self.transcript.handle(action) {
@@ -770,17 +784,49 @@ impl App {
                 path,
                 content,
             } => Effect::OpenEditor {
-                call_id,
+                editing: Editing::Proposal { call_id },
                 path,
                 content,
             },
         }
     }
 
-    /// The editor closed; `saved` is the file's content if the user saved it.
-    pub fn editor_finished(&mut self, call_id: &str, saved: Option<String>) -> Effect {
-        let outcome = self.review.editor_finished(call_id, saved);
-        self.review_outcome(outcome)
+    /// Ctrl-G: the message goes to `$EDITOR`, ending in a line break as a text file
+    /// does (taken off again when it comes back).
+    fn edit_message(&self) -> Effect {
+        let mut content = self.composer.text();
+        if !content.is_empty() {
+            content.push('\n');
+        }
+        Effect::OpenEditor {
+            editing: Editing::Message,
+            path: MESSAGE_FILE.to_string(),
+            content,
+        }
+    }
+
+    /// The editor closed; `saved` is the file's content, `None` when there is nothing
+    /// to take (the editor failed, or the file is gone).
+    pub fn editor_finished(&mut self, editing: &Editing, saved: Option<String>) -> Effect {
+        match editing {
+            Editing::Proposal { call_id } => {
+                let outcome = self.review.editor_finished(call_id, saved);
+                self.review_outcome(outcome)
+            }
+            Editing::Message => {
+                let Some(saved) = saved else {
+                    return Effect::Redraw;
+                };
+                // The line break every editor ends a file with is not part of the message.
+                let saved = saved.strip_suffix('\n').unwrap_or(&saved);
+                let saved = saved.strip_suffix('\r').unwrap_or(saved);
+                // Unchanged, the input keeps its cursor and its place in the history.
+                if saved != self.composer.text() {
+                    self.composer.set_text(saved);
+                }
+                Effect::Redraw
+            }
+        }
     }
 
     fn send(&mut self, command: Command) {
@@ -1158,6 +1204,49 @@ mod tests {
         assert!(!h.app.help_open);
         assert!(h.screen().contains("│ src/main.rs"));
         assert_eq!(h.app.composer.text(), "look at @mai @mai");
+    }
+
+    #[test]
+    fn ctrl_g_edits_the_message_in_the_editor_and_puts_back_what_was_saved() {
+        let mut h = Harness::new();
+        h.type_text("draft");
+        assert_eq!(
+            h.ctrl('g'),
+            Effect::OpenEditor {
+                editing: Editing::Message,
+                path: "duet-message.md".into(),
+                content: "draft\n".into(),
+            }
+        );
+        h.app
+            .editor_finished(&Editing::Message, Some("rewritten\nin two lines\n".into()));
+        assert_eq!(h.app.composer.text(), "rewritten\nin two lines");
+        assert_eq!(h.sent(), [], "put back, not sent");
+
+        // Saved unchanged: the cursor stays where it was.
+        h.key(KeyCode::Home);
+        h.ctrl('g');
+        h.app
+            .editor_finished(&Editing::Message, Some("rewritten\nin two lines\n".into()));
+        h.type_text("X");
+        assert_eq!(h.app.composer.text(), "rewritten\nXin two lines");
+        // The editor failed: nothing changes.
+        h.app.editor_finished(&Editing::Message, None);
+        assert_eq!(h.app.composer.text(), "rewritten\nXin two lines");
+        // CRLF endings, and an empty message written from scratch.
+        h.app
+            .editor_finished(&Editing::Message, Some("from windows\r\n".into()));
+        assert_eq!(h.app.composer.text(), "from windows");
+        h.key(KeyCode::Enter);
+        h.sent();
+        assert_eq!(
+            h.ctrl('g'),
+            Effect::OpenEditor {
+                editing: Editing::Message,
+                path: "duet-message.md".into(),
+                content: String::new(),
+            }
+        );
     }
 
     #[test]

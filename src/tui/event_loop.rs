@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 use crate::agent::{AgentHandle, Command, Event};
 use crate::git;
 
-use super::app::{App, Effect, GitStatus};
+use super::app::{App, Editing, Effect, GitStatus};
 use super::file_list::{self, FileList};
 use super::frame::FrameScheduler;
 use super::input::Input;
@@ -184,7 +184,7 @@ pub async fn run(
                 frames.request();
             }
             Effect::OpenEditor {
-                call_id,
+                editing,
                 path,
                 content,
             } => {
@@ -193,9 +193,16 @@ pub async fn run(
                 let saved = edit_in_editor(&guard, &mut painter, &path, &content).await;
                 input = Input::start();
                 if let Err(error) = &saved {
-                    app.notice(&format!("the editor failed: {error}"), NoticeKind::Error);
+                    let what = match editing {
+                        Editing::Proposal { .. } => "",
+                        Editing::Message => "; the message is as it was",
+                    };
+                    app.notice(
+                        &format!("the editor failed: {error}{what}"),
+                        NoticeKind::Error,
+                    );
                 }
-                app.editor_finished(&call_id, saved.ok().flatten());
+                app.editor_finished(&editing, saved.ok().flatten());
                 frames.request();
             }
         }

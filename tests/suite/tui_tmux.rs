@@ -667,6 +667,56 @@ async fn an_at_mention_completes_a_file_path_with_tab() {
     server.assert_no_violations();
 }
 
+/// Ctrl-G hands the message to `$EDITOR`; what it saves comes back to the input, not
+/// sent. An editor that fails leaves the input as it was and says so.
+#[tokio::test]
+async fn ctrl_g_edits_the_message_in_the_editor() {
+    let server = ScriptedServer::start(
+        Script::from_toml("[[turn]]\nblocks = [{ text = \"Unused.\" }]\n").unwrap(),
+    )
+    .await;
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let home = tempfile::tempdir().unwrap();
+    // The "editor" rewrites the message the way a person would, or fails on request.
+    let editor = home.path().join("editor.sh");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\ngrep -q fail \"$1\" && exit 3\nprintf 'rewritten by the editor\\nwith a second line\\n' > \"$1\"\n",
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&editor)
+        .status()
+        .unwrap();
+    let command = duet_command_with(
+        &server,
+        home.path(),
+        "",
+        &[("EDITOR", editor.display().to_string())],
+    );
+    let Some(tmux) = Tmux::start(&command, repo.path()) else {
+        return;
+    };
+    tmux.wait_for_screen("Ask duet").await;
+    tmux.keys(&["-l", "please fail"]);
+    tmux.keys(&["C-g"]);
+    let screen = tmux.wait_for_screen("the editor failed").await;
+    assert!(screen.contains("the message is as it was"), "{screen}");
+    assert!(screen.contains("› please fail"), "{screen}");
+
+    tmux.keys(&["C-u"]);
+    tmux.keys(&["-l", "a first draft"]);
+    tmux.keys(&["C-g"]);
+    let screen = tmux.wait_for_screen("› rewritten by the editor").await;
+    assert!(screen.contains("  with a second line"), "{screen}");
+    assert!(!screen.contains("a first draft"), "{screen}");
+    assert_eq!(server.requests().len(), 0, "put back, not sent");
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    server.assert_no_violations();
+}
+
 #[tokio::test]
 async fn with_nothing_configured_the_setup_view_opens_and_leaving_it_shows_the_guidance() {
     let repo = TestRepo::with_files(&[("a.txt", "a\n")]);

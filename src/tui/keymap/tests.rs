@@ -103,6 +103,7 @@ fn every_documented_default_resolves() {
         (Composer, "delete", DeleteForward),
         (Composer, "ctrl-w", DeleteWordBack),
         (Composer, "ctrl-u", ClearInput),
+        (Composer, "ctrl-g", EditMessage),
         (Completion, "up", CompletionPrev),
         (Completion, "ctrl-p", CompletionPrev),
         (Completion, "down", CompletionNext),
