@@ -75,6 +75,15 @@ pub enum Event {
         id: MessageId,
         text: String,
     },
+    /// The files the delivered message `id` mentions (`@path`, `@path:10-40`) were
+    /// attached to it: `files` as the model got them, `problems` for the mentions of
+    /// files that could not be (missing, outside the workspace, binary), which the
+    /// model is told of too.
+    FilesAttached {
+        id: MessageId,
+        files: Vec<String>,
+        problems: Vec<String>,
+    },
     /// A waiting message was taken back before delivery.
     MessageWithdrawn {
         id: MessageId,

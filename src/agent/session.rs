@@ -123,8 +123,12 @@ impl Agent {
         for (id, text) in std::mem::take(&mut self.pending) {
             self.conversation.push_user_text(text.clone());
             self.events
-                .emit(Event::UserMessageDelivered { id, text })
+                .emit(Event::UserMessageDelivered {
+                    id,
+                    text: text.clone(),
+                })
                 .await;
+            self.attach_mentions(id, &text).await;
         }
     }
 

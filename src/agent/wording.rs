@@ -162,6 +162,11 @@ pub fn undo_failed_line(message: &str) -> String {
     format!("undo: {message}")
 }
 
+/// The line for [`super::Event::FilesAttached`]'s files; `None` when none was.
+pub fn attached_line(files: &[String]) -> Option<String> {
+    (!files.is_empty()).then(|| format!("attached: {}", files.join(", ")))
+}
+
 /// The line for [`super::Event::MessageWithdrawn`].
 pub fn withdrawn_line(text: &str) -> String {
     format!("withdrawn: {text}")

@@ -311,6 +311,18 @@ impl Printer for HumanPrinter {
                     .into_owned();
                 self.tool_output(out, &text)?;
             }
+            Event::FilesAttached {
+                files, problems, ..
+            } => {
+                if let Some(text) = wording::attached_line(files) {
+                    let line = self.paint(Style::Dim, &sanitize(&text));
+                    self.line(out, &line)?;
+                }
+                for problem in problems {
+                    let line = self.paint(Style::Yellow, &sanitize(problem));
+                    self.line(out, &line)?;
+                }
+            }
             Event::UserCommandStarted { command, .. } => {
                 let line = self.paint(Style::Cyan, &sanitize(&format!("! {command}")));
                 self.line(out, &line)?;

@@ -16,6 +16,7 @@ mod first_run;
 mod lint_after_write;
 mod loop_control;
 mod mcp;
+mod mentions;
 mod real_servers;
 mod sandbox;
 mod scripted_server;

@@ -185,6 +185,16 @@ impl Transcript {
                     self.update_card(call_id, |card| card.post_write_checks(report));
                 }
             }
+            Event::FilesAttached {
+                files, problems, ..
+            } => {
+                if let Some(text) = wording::attached_line(files) {
+                    self.push_notice(&text, NoticeKind::Info);
+                }
+                if !problems.is_empty() {
+                    self.push_notice(&problems.join("\n"), NoticeKind::Warning);
+                }
+            }
             Event::UserCommandStarted { id, command } => {
                 self.end_streams();
                 let key = user_command_card(*id);
