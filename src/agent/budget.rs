@@ -287,6 +287,7 @@ mod tests {
             cache_read: 0.1,
             cache_write: 1.25,
         }),
+        takes_images: None,
     };
 
     #[test]

@@ -293,8 +293,14 @@ fn block_chars(block: &Block) -> usize {
         Block::ReasoningItem { item } => item.to_string().len(),
         Block::ToolCall(call) => call.name.len() + call.arguments.len(),
         Block::ToolResult(result) => result.content.len(),
+        // Providers count an image by its pixels, not its bytes: about 1,600 tokens
+        // for one of the largest sizes they take.
+        Block::Image { .. } => IMAGE_TOKENS_ESTIMATE * CHARS_PER_TOKEN,
     }
 }
+
+/// What an attached image is taken to cost, in tokens.
+const IMAGE_TOKENS_ESTIMATE: usize = 1_600;
 
 /// Where the newest `keep` model calls begin: the index of the `keep`-th assistant
 /// message from the end (at least one is kept). `None` when there are fewer.
@@ -433,6 +439,9 @@ fn render_transcript(messages: &[Message]) -> String {
                         clip(&result.content, QUOTE_LIMIT)
                     )
                 }
+                Block::Image { media_type, .. } => {
+                    format!("[{speaker} attached an image ({media_type})]")
+                }
                 Block::Thinking { .. }
                 | Block::RedactedThinking { .. }
                 | Block::ReasoningItem { .. } => continue,
@@ -540,6 +549,7 @@ mod tests {
         let model = ModelInfo {
             context_window: Some(10_000),
             prices: None,
+            takes_images: None,
         };
         let prompt = |input_tokens| Usage {
             input_tokens,

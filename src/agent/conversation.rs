@@ -29,6 +29,7 @@ impl Conversation {
         for change in changes {
             match change {
                 Change::User(text) => conversation.push_user_text(text),
+                Change::UserImage(image) => conversation.push_user_block(image),
                 Change::Step { assistant, results } => conversation.push_step(assistant, results),
                 Change::Compacted(messages) => conversation.messages = messages,
             }
@@ -50,7 +51,11 @@ impl Conversation {
     /// Adds user text. Text that follows tool results joins their message, so the model
     /// reads a steering message right after the results it was typed during.
     pub(crate) fn push_user_text(&mut self, text: String) {
-        let block = Block::Text { text };
+        self.push_user_block(Block::Text { text });
+    }
+
+    /// Adds a block (text, an image) to the user message being written.
+    pub(crate) fn push_user_block(&mut self, block: Block) {
         match self.messages.last_mut() {
             Some(last) if last.role == Role::User => last.content.push(block),
             _ => self.messages.push(Message {

@@ -19,6 +19,7 @@ mod context;
 mod conversation;
 mod events;
 mod explore;
+mod images;
 mod mentions;
 mod notes_file;
 mod outside_changes;

@@ -25,7 +25,14 @@ pub type MessageId = u64;
 pub enum Command {
     /// A message from the user. Sent while a turn runs, it steers that turn: the model
     /// receives it at its next step, after the results of the tools already running.
-    UserMessage { id: MessageId, text: String },
+    /// `images` are paths of image files (PNG, JPEG, GIF, WebP) to attach to it; the
+    /// user chose them, so they may lie outside the workspace.
+    UserMessage {
+        id: MessageId,
+        text: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<String>,
+    },
     /// Cancel the current step: the model stream and any running tools. The conversation
     /// stays valid, and the next message continues it.
     Interrupt,
@@ -74,6 +81,14 @@ pub enum Event {
     UserMessageDelivered {
         id: MessageId,
         text: String,
+    },
+    /// The images of the delivered message `id`: `attached` as the model got them (file
+    /// names), `refused` the ones that could not be, each with why (not an image, too
+    /// large, unreadable, or a model that takes no images).
+    ImagesAttached {
+        id: MessageId,
+        attached: Vec<String>,
+        refused: Vec<String>,
     },
     /// The files the delivered message `id` mentions (`@path`, `@path:10-40`) were
     /// attached to it: `files` as the model got them, `problems` for the mentions of

@@ -29,6 +29,14 @@ use super::step::StepEnd;
 use super::tool_set::ToolSet;
 use super::user_command::Ran;
 
+/// A user message not yet delivered to the model.
+pub(crate) struct Pending {
+    pub(crate) id: MessageId,
+    pub(crate) text: String,
+    /// Paths of images to attach.
+    pub(crate) images: Vec<String>,
+}
+
 pub(crate) struct Agent {
     pub(crate) client: Arc<dyn ModelClient>,
     pub(crate) tools: ToolSet,
@@ -45,7 +53,7 @@ pub(crate) struct Agent {
     pub(crate) commands: mpsc::UnboundedReceiver<Command>,
     pub(crate) conversation: Conversation,
     /// User messages not yet delivered to the model.
-    pub(crate) pending: Vec<(MessageId, String)>,
+    pub(crate) pending: Vec<Pending>,
     pub(crate) session_usage: Usage,
     pub(crate) budget: Budget,
     pub(crate) model_info: ModelInfo,
@@ -61,8 +69,8 @@ impl Agent {
     pub(crate) async fn run(mut self) {
         while let Some(command) = self.commands.recv().await {
             match command {
-                Command::UserMessage { id, text } => {
-                    self.pending.push((id, text));
+                Command::UserMessage { id, text, images } => {
+                    self.pending.push(Pending { id, text, images });
                     if self.run_turn().await.is_break() {
                         break;
                     }
@@ -113,14 +121,14 @@ impl Agent {
     }
 
     pub(super) async fn withdraw(&mut self, id: MessageId) {
-        if let Some(index) = self.pending.iter().position(|(pending, _)| *pending == id) {
-            let (id, text) = self.pending.remove(index);
+        if let Some(index) = self.pending.iter().position(|pending| pending.id == id) {
+            let Pending { id, text, .. } = self.pending.remove(index);
             self.events.emit(Event::MessageWithdrawn { id, text }).await;
         }
     }
 
     pub(super) async fn deliver_pending(&mut self) {
-        for (id, text) in std::mem::take(&mut self.pending) {
+        for Pending { id, text, images } in std::mem::take(&mut self.pending) {
             self.conversation.push_user_text(text.clone());
             self.events
                 .emit(Event::UserMessageDelivered {
@@ -128,6 +136,7 @@ impl Agent {
                     text: text.clone(),
                 })
                 .await;
+            self.attach_images(id, &images).await;
             self.attach_mentions(id, &text).await;
         }
     }

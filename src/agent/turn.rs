@@ -338,8 +338,9 @@ impl Agent {
         command: Option<Command>,
     ) -> Option<StepEnd> {
         match command {
-            Some(Command::UserMessage { id, text }) => {
-                self.pending.push((id, text));
+            Some(Command::UserMessage { id, text, images }) => {
+                self.pending
+                    .push(super::session::Pending { id, text, images });
                 None
             }
             Some(Command::Decide { call_id, decision }) => {

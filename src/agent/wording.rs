@@ -167,6 +167,11 @@ pub fn attached_line(files: &[String]) -> Option<String> {
     (!files.is_empty()).then(|| format!("attached: {}", files.join(", ")))
 }
 
+/// The line for [`super::Event::ImagesAttached`]'s images; `None` when none was.
+pub fn images_attached_line(attached: &[String]) -> Option<String> {
+    (!attached.is_empty()).then(|| format!("image attached: {}", attached.join(", ")))
+}
+
 /// The line for [`super::Event::MessageWithdrawn`].
 pub fn withdrawn_line(text: &str) -> String {
     format!("withdrawn: {text}")

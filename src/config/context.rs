@@ -99,6 +99,7 @@ mod tests {
         ModelInfo {
             context_window: Some(tokens),
             prices: None,
+            takes_images: None,
         }
     }
 

@@ -25,6 +25,8 @@ pub struct ModelEntry {
     pub output: Option<f64>,
     pub cache_read: Option<f64>,
     pub cache_write: Option<f64>,
+    /// Whether the model takes images; `false` makes duet refuse to attach one.
+    pub images: Option<bool>,
 }
 
 impl ModelEntry {
@@ -36,6 +38,7 @@ impl ModelEntry {
             output: over.output.or(self.output),
             cache_read: over.cache_read.or(self.cache_read),
             cache_write: over.cache_write.or(self.cache_write),
+            images: over.images.or(self.images),
         }
     }
 }
@@ -75,6 +78,8 @@ pub struct ModelInfo {
     pub context_window: Option<u64>,
     /// `None` when the price of the model is unknown.
     pub prices: Option<Prices>,
+    /// Whether the model takes images, where known (`images` in the models table).
+    pub takes_images: Option<bool>,
 }
 
 impl ModelInfo {
@@ -109,6 +114,7 @@ pub fn lookup(model: &str, configured: &ModelTable) -> ModelInfo {
     ModelInfo {
         context_window: entry.context_window,
         prices: prices_of(&entry),
+        takes_images: entry.images,
     }
 }
 
@@ -234,6 +240,7 @@ mod tests {
         let info = ModelInfo {
             context_window: Some(200_000),
             prices: None,
+            takes_images: None,
         };
         let used = info
             .context_used(&usage(10_000, 5_000, 80_000, 10_000))

@@ -311,6 +311,19 @@ impl Printer for HumanPrinter {
                     .into_owned();
                 self.tool_output(out, &text)?;
             }
+            Event::ImagesAttached {
+                attached, refused, ..
+            } => {
+                if let Some(text) = wording::images_attached_line(attached) {
+                    let line = self.paint(Style::Dim, &sanitize(&text));
+                    self.line(out, &line)?;
+                }
+                for problem in refused {
+                    let text = format!("image not sent: {problem}");
+                    let line = self.paint(Style::Yellow, &sanitize(&text));
+                    self.line(out, &line)?;
+                }
+            }
             Event::FilesAttached {
                 files, problems, ..
             } => {

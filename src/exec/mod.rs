@@ -148,7 +148,11 @@ async fn run_observed(
     };
     // The run's one message.
     if handle
-        .send(Command::UserMessage { id: 1, text: task })
+        .send(Command::UserMessage {
+            id: 1,
+            text: task,
+            images: Vec::new(),
+        })
         .is_err()
     {
         return Ok(Outcome::Failed);

@@ -132,6 +132,12 @@ enum WireBlock<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<CacheControl>,
     },
+    /// A base64 image in a user message.
+    Image {
+        source: ImageSource<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
     ToolResult {
         tool_use_id: &'a str,
         // The API rejects empty text content; an absent `content` means "no output".
@@ -154,6 +160,7 @@ impl WireBlock<'_> {
     fn mark_cache_breakpoint(&mut self) -> bool {
         match self {
             WireBlock::Text { cache_control, .. }
+            | WireBlock::Image { cache_control, .. }
             | WireBlock::ToolUse { cache_control, .. }
             | WireBlock::ToolResult { cache_control, .. } => {
                 *cache_control = Some(CacheControl::Ephemeral);
@@ -162,6 +169,13 @@ impl WireBlock<'_> {
             WireBlock::Thinking { .. } | WireBlock::RedactedThinking { .. } => false,
         }
     }
+}
+
+/// An image's bytes, as the Messages API takes them inline.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ImageSource<'a> {
+    Base64 { media_type: &'a str, data: &'a str },
 }
 
 #[derive(Clone, Copy, Debug, Serialize)]
@@ -269,6 +283,10 @@ fn wire_block(block: &Block) -> Option<WireBlock<'_>> {
         Block::ReasoningItem { .. } => None,
         Block::ToolCall(call) => Some(tool_use_block(call)),
         Block::ToolResult(result) => Some(tool_result_block(result)),
+        Block::Image { media_type, data } => Some(WireBlock::Image {
+            source: ImageSource::Base64 { media_type, data },
+            cache_control: None,
+        }),
     }
 }
 

@@ -72,6 +72,13 @@ pub enum Block {
     },
     ToolCall(ToolCall),
     ToolResult(ToolResult),
+    /// An image the user attached: `media_type` one of `image/png`, `image/jpeg`,
+    /// `image/gif`, `image/webp` (checked against the file's first bytes), `data` its
+    /// bytes in standard base64.
+    Image {
+        media_type: String,
+        data: String,
+    },
 }
 
 /// A tool invocation requested by the model.

@@ -20,7 +20,9 @@ use serde_json::Value;
 
 use super::arguments::ArgumentsBuffer;
 use super::http;
-use super::openai_common::{api_error, bearer_headers, join_non_empty, texts, tool_output};
+use super::openai_common::{
+    api_error, bearer_headers, image_urls, join_non_empty, texts, tool_output,
+};
 use super::sse::SseEvent;
 use super::stream::{Flow, WireDecoder, missing_terminal_event, push_unless_empty};
 use super::{
@@ -200,6 +202,11 @@ enum WireMessage<'a> {
     User {
         content: String,
     },
+    /// A user message with images: its text and images as content parts.
+    #[serde(rename = "user")]
+    UserParts {
+        content: Vec<UserPart>,
+    },
     Assistant {
         /// `null` when the turn was only tool calls.
         content: Option<String>,
@@ -210,6 +217,20 @@ enum WireMessage<'a> {
         tool_call_id: Cow<'a, str>,
         content: String,
     },
+}
+
+/// A part of a user message's content.
+#[derive(Debug, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum UserPart {
+    Text { text: String },
+    ImageUrl { image_url: ImageUrl },
+}
+
+#[derive(Debug, PartialEq, Serialize)]
+struct ImageUrl {
+    /// A `data:` URL holding the image.
+    url: String,
 }
 
 #[derive(Debug, PartialEq, Serialize)]
@@ -282,8 +303,22 @@ fn push_user_message<'a>(messages: &mut Vec<WireMessage<'a>>, message: &'a Messa
             .tool_results()
             .map(|result| tool_message(result, ids)),
     );
-    if let Some(content) = join_non_empty(texts(message)) {
-        messages.push(WireMessage::User { content });
+    let text = join_non_empty(texts(message));
+    let images: Vec<UserPart> = image_urls(message)
+        .map(|url| UserPart::ImageUrl {
+            image_url: ImageUrl { url },
+        })
+        .collect();
+    match (text, images.is_empty()) {
+        (Some(content), true) => messages.push(WireMessage::User { content }),
+        (None, true) => {}
+        (text, false) => messages.push(WireMessage::UserParts {
+            content: text
+                .map(|text| UserPart::Text { text })
+                .into_iter()
+                .chain(images)
+                .collect(),
+        }),
     }
 }
 

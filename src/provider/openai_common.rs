@@ -58,6 +58,14 @@ pub(super) fn texts(message: &Message) -> impl Iterator<Item = &str> {
     })
 }
 
+/// The images of a message as `data:` URLs, the form both OpenAI wires take inline.
+pub(super) fn image_urls(message: &Message) -> impl Iterator<Item = String> + '_ {
+    message.content.iter().filter_map(|block| match block {
+        Block::Image { media_type, data } => Some(format!("data:{media_type};base64,{data}")),
+        _ => None,
+    })
+}
+
 /// The non-empty parts joined by a blank line, or `None` if there are none.
 pub(super) fn join_non_empty<'a>(parts: impl Iterator<Item = &'a str>) -> Option<String> {
     let parts: Vec<&str> = parts.filter(|part| !part.is_empty()).collect();

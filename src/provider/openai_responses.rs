@@ -18,7 +18,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::http;
-use super::openai_common::{api_error, bearer_headers, join_non_empty, texts, tool_output};
+use super::openai_common::{
+    api_error, bearer_headers, image_urls, join_non_empty, texts, tool_output,
+};
 use super::sse::SseEvent;
 use super::stream::{Flow, WireDecoder, push_unless_empty};
 use super::{
@@ -163,7 +165,24 @@ struct MessageItem {
     #[serde(rename = "type")]
     kind: &'static str,
     role: Role,
-    content: Vec<ContentPart>,
+    content: Vec<Part>,
+}
+
+/// A part of a message item: text, or (from the user) an image.
+#[derive(Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+enum Part {
+    Text(ContentPart),
+    Image(ImagePart),
+}
+
+/// `{"type": "input_image", "image_url": "data:..."}`.
+#[derive(Debug, PartialEq, Serialize)]
+struct ImagePart {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    /// A `data:` URL holding the image.
+    image_url: String,
 }
 
 #[derive(Debug, PartialEq, Serialize)]
@@ -245,9 +264,36 @@ fn push_user_items<'a>(input: &mut Vec<InputItem<'a>>, message: &'a Message) {
             output: tool_output(result),
         })
     }));
-    if let Some(text) = join_non_empty(texts(message)) {
-        input.extend(text_message(Role::User, &text));
+    let text = join_non_empty(texts(message));
+    let images: Vec<Part> = image_urls(message)
+        .map(|image_url| {
+            Part::Image(ImagePart {
+                kind: "input_image",
+                image_url,
+            })
+        })
+        .collect();
+    if images.is_empty() {
+        if let Some(text) = text {
+            input.extend(text_message(Role::User, &text));
+        }
+        return;
     }
+    let content = text
+        .map(|text| {
+            Part::Text(ContentPart {
+                kind: "input_text",
+                text,
+            })
+        })
+        .into_iter()
+        .chain(images)
+        .collect();
+    input.push(InputItem::Message(MessageItem {
+        kind: "message",
+        role: Role::User,
+        content,
+    }));
 }
 
 /// The assistant's blocks in their order, so each reasoning item precedes the calls it
@@ -258,7 +304,10 @@ fn push_assistant_items<'a>(input: &mut Vec<InputItem<'a>>, message: &'a Message
             Block::Text { text } => input.extend(text_message(Role::Assistant, text)),
             Block::ReasoningItem { item } => input.push(InputItem::Reasoning(item)),
             Block::ToolCall(call) => input.push(function_call(call)),
-            Block::Thinking { .. } | Block::RedactedThinking { .. } | Block::ToolResult(_) => {}
+            Block::Thinking { .. }
+            | Block::RedactedThinking { .. }
+            | Block::ToolResult(_)
+            | Block::Image { .. } => {}
         }
     }
 }
@@ -284,10 +333,10 @@ fn text_message(role: Role, text: &str) -> Option<InputItem<'static>> {
     Some(InputItem::Message(MessageItem {
         kind: "message",
         role,
-        content: vec![ContentPart {
+        content: vec![Part::Text(ContentPart {
             kind,
             text: text.to_owned(),
-        }],
+        })],
     }))
 }
 

@@ -14,6 +14,8 @@ use crate::provider::{Block, Message, ToolResult, Usage};
 pub enum Change {
     /// User text (a task or a steering message).
     User(String),
+    /// An image attached to the user's message (`Block::Image`).
+    UserImage(Block),
     /// One model response and the answers to its calls. For a step cut short by a
     /// killed process, whatever parts were recorded (calls may lack their results).
     Step {
@@ -140,6 +142,11 @@ impl Rebuild {
                     .first_message
                     .get_or_insert_with(|| text.clone());
                 self.session.changes.push(Change::User(text));
+            }
+            Record::UserImage { media_type, data } => {
+                self.session
+                    .changes
+                    .push(Change::UserImage(Block::Image { media_type, data }));
             }
             Record::AssistantPart { blocks } => {
                 let partial = self.partial.get_or_insert_with(PartialStep::default);

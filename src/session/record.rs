@@ -48,6 +48,11 @@ pub enum Record {
     User {
         text: String,
     },
+    /// An image the user attached to the message just recorded (base64).
+    UserImage {
+        media_type: String,
+        data: String,
+    },
     /// Settled blocks of the assistant message being streamed, up to and including a
     /// tool call. Provisional until the step's `Step` record.
     AssistantPart {

@@ -144,6 +144,8 @@ pub struct App {
     notification: Option<String>,
     interrupting: bool,
     running_tools: usize,
+    /// Paths of images that go with the next message (`/image`, a pasted path).
+    images: Vec<String>,
     /// Calls of the turn that may change the workspace, until their result: the git
     /// figures are refreshed after each.
     changing_calls: std::collections::HashSet<String>,
@@ -189,6 +191,7 @@ impl App {
             interrupting: false,
             running_tools: 0,
             changing_calls: std::collections::HashSet::new(),
+            images: Vec::new(),
             help_open: false,
             help: HelpOverlay::default(),
             quit_armed_at: None,
@@ -529,6 +532,10 @@ impl App {
     }
 
     pub fn on_paste(&mut self, text: &str, now: Instant) -> Effect {
+        if !self.review.is_open() && is_image_path(text) {
+            self.attach_image(text);
+            return Effect::Redraw;
+        }
         if self.review.is_open() && self.review.is_typing() {
             self.review.insert_text(text);
         } else if !self.review.is_open() {
@@ -640,7 +647,8 @@ impl App {
         if self.busy() {
             let id = self.next_message_id();
             self.pending.steer(id, text.clone());
-            self.send(Command::UserMessage { id, text });
+            let images = self.take_images();
+            self.send(Command::UserMessage { id, text, images });
             self.sync_pending_view();
         } else {
             self.start_turn(text);
@@ -662,7 +670,50 @@ impl App {
     pub(super) fn start_turn(&mut self, text: String) {
         self.turn_running = true;
         let id = self.next_message_id();
-        self.send(Command::UserMessage { id, text });
+        let images = self.take_images();
+        self.send(Command::UserMessage { id, text, images });
+    }
+
+    /// `/image PATH`, or a pasted path to an image: it goes with the next message.
+    fn attach_image(&mut self, path: &str) {
+        let path = path.trim();
+        let path = expand_home(path);
+        match std::fs::metadata(&path) {
+            Ok(meta) if meta.is_file() => {
+                let name = std::path::Path::new(&path)
+                    .file_name()
+                    .map_or_else(|| path.clone(), |name| name.to_string_lossy().into_owned());
+                self.images.push(path);
+                self.notice(
+                    &format!("image {name} goes with your next message"),
+                    NoticeKind::Info,
+                );
+                self.sync_chips();
+            }
+            Ok(_) => self.notice(&format!("/image: {path} is not a file"), NoticeKind::Error),
+            Err(error) => self.notice(&format!("/image: {path}: {error}"), NoticeKind::Error),
+        }
+    }
+
+    /// The images attached for the next message, handed over.
+    fn take_images(&mut self) -> Vec<String> {
+        let images = std::mem::take(&mut self.images);
+        self.sync_chips();
+        images
+    }
+
+    fn sync_chips(&mut self) {
+        let chips = self
+            .images
+            .iter()
+            .map(|path| {
+                let name = std::path::Path::new(path)
+                    .file_name()
+                    .map_or_else(|| path.clone(), |name| name.to_string_lossy().into_owned());
+                format!("image: {name}")
+            })
+            .collect();
+        self.composer.set_chips(chips);
     }
 
     /// A new id for a message sent to the agent: they count from 1 in the session.
@@ -735,6 +786,7 @@ impl App {
                     self.start_turn(INIT_PROMPT.trim_end().to_string());
                 }
             }
+            SlashCommand::Image(path) => self.attach_image(&path),
             SlashCommand::Status => {
                 let status = self.status_lines().join("\n");
                 self.notice(&status, NoticeKind::Info);
@@ -1015,6 +1067,32 @@ fn completion_footer(keymap: &Keymap) -> String {
     }
 }
 
+/// Whether pasted text is just the path of an existing image file (a screenshot dragged
+/// in): it is attached instead of typed.
+fn is_image_path(text: &str) -> bool {
+    let text = text.trim();
+    if text.is_empty() || text.contains('\n') {
+        return false;
+    }
+    let path = expand_home(text);
+    let lower = path.to_lowercase();
+    [".png", ".jpg", ".jpeg", ".gif", ".webp"]
+        .iter()
+        .any(|extension| lower.ends_with(extension))
+        && std::path::Path::new(&path).is_file()
+}
+
+/// `~/x` as the user's home would have it; anything else unchanged.
+fn expand_home(path: &str) -> String {
+    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => std::path::Path::new(&home)
+            .join(rest)
+            .to_string_lossy()
+            .into_owned(),
+        _ => path.to_string(),
+    }
+}
+
 /// Whether the tool `name` only looks at the workspace (duet's read-only tools); any
 /// other (a write, an edit, the shell, an MCP server's tool) may change it.
 fn only_looks(name: &str) -> bool {
@@ -1106,6 +1184,7 @@ mod tests {
         Command::UserMessage {
             id,
             text: text.into(),
+            images: Vec::new(),
         }
     }
 
@@ -1123,6 +1202,34 @@ mod tests {
             paths: paths.iter().map(|path| path.to_string()).collect(),
             truncated: false,
         }
+    }
+
+    #[test]
+    fn an_image_goes_with_the_next_message_and_shows_as_a_chip() {
+        let dir = tempfile::tempdir().unwrap();
+        let shot = dir.path().join("shot.png");
+        std::fs::write(&shot, b"\x89PNG\r\n\x1a\n").unwrap();
+        let mut h = Harness::new();
+        h.say(&format!("/image {}", shot.display()));
+        assert!(h.screen().contains("[image: shot.png]"), "{}", h.screen());
+        // A pasted path to an image is attached, not typed.
+        assert_eq!(
+            h.app.on_paste(&shot.display().to_string(), h.now),
+            Effect::Redraw
+        );
+        h.say("what is this?");
+        let shot = shot.display().to_string();
+        assert!(matches!(
+            h.sent().as_slice(),
+            [Command::UserMessage { text, images, .. }]
+                if text == "what is this?" && images == &[shot.clone(), shot.clone()]
+        ));
+        assert!(
+            !h.screen().contains("[image: shot.png]"),
+            "sent with the message"
+        );
+        h.say("/image /no/such/file.png");
+        assert!(h.sent().is_empty());
     }
 
     #[test]

@@ -115,6 +115,9 @@ pub struct Composer {
     opened: bool,
     /// The keys of the `@` list, for the bottom of its popup.
     completion_footer: String,
+    /// What goes with the next message besides its text (`image: shot.png`), shown as
+    /// chips on the rule above the input.
+    chips: Vec<String>,
 }
 
 struct Areas {
@@ -139,6 +142,7 @@ impl Composer {
             dismissed: None,
             opened: false,
             completion_footer: String::new(),
+            chips: Vec::new(),
         }
     }
 
@@ -412,8 +416,20 @@ impl Composer {
                 usize::from(rule.width),
                 self.theme.dim,
             );
+            let mut x = rule.x.saturating_add(1);
+            for chip in &self.chips {
+                let text = format!(" [{chip}] ");
+                let room = usize::from(rule.right().saturating_sub(x));
+                let (end, _) = buf.set_stringn(x, rule.y, &text, room, self.theme.accent);
+                x = end;
+            }
         }
         self.render_input(areas.input, buf);
+    }
+
+    /// Shows `chips` (what goes with the next message) above the input.
+    pub fn set_chips(&mut self, chips: Vec<String>) {
+        self.chips = chips;
     }
 
     /// Where the terminal cursor goes when the composer has the focus and was drawn

@@ -28,6 +28,8 @@ pub enum SlashCommand {
     Init,
     /// Model, mode, context fill, tokens and cost, sandbox, MCP, git.
     Status,
+    /// Attach the image at this path to the next message.
+    Image(String),
     Quit,
 }
 
@@ -86,6 +88,11 @@ pub const COMMANDS: &[CommandInfo] = &[
         name: "init",
         args: "",
         about: "Have the model write an AGENTS.md for this repository",
+    },
+    CommandInfo {
+        name: "image",
+        args: "PATH",
+        about: "Attach a PNG, JPEG, GIF or WebP image to your next message",
     },
     CommandInfo {
         name: "status",
@@ -153,6 +160,8 @@ fn command(name: &str, args: &str) -> Result<SlashCommand, String> {
         )),
         "init" => no_args(SlashCommand::Init),
         "status" => no_args(SlashCommand::Status),
+        "image" if args.is_empty() => Err("/image takes the path of an image file".into()),
+        "image" => Ok(SlashCommand::Image(args.to_string())),
         "quit" | "exit" => no_args(SlashCommand::Quit),
         unknown => {
             let guess = match closest(unknown, COMMANDS.iter().map(|info| info.name)) {

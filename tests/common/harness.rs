@@ -157,6 +157,11 @@ impl TestAgent {
 
     /// Sends the user message `text`; returns its id.
     pub fn send(&self, text: &str) -> duet::agent::MessageId {
+        self.send_with_images(text, &[])
+    }
+
+    /// Sends the user message `text` with the images at `images` attached.
+    pub fn send_with_images(&self, text: &str, images: &[&Path]) -> duet::agent::MessageId {
         let id = 1 + self
             .messages_sent
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -164,6 +169,10 @@ impl TestAgent {
             .send(Command::UserMessage {
                 id,
                 text: text.into(),
+                images: images
+                    .iter()
+                    .map(|path| path.display().to_string())
+                    .collect(),
             })
             .expect("agent alive");
         id

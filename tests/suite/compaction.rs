@@ -31,6 +31,7 @@ for_each_wire!(
 const WINDOW: ModelInfo = ModelInfo {
     context_window: Some(10_000),
     prices: None,
+    takes_images: None,
 };
 
 fn compaction() -> Compaction {

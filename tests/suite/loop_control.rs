@@ -62,6 +62,7 @@ const PRICED: ModelInfo = ModelInfo {
         cache_read: 1.0,
         cache_write: 10.0,
     }),
+    takes_images: None,
 };
 
 fn unlimited() -> Budget {

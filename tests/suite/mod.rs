@@ -13,6 +13,7 @@ mod exec_done;
 mod explore;
 mod faults;
 mod first_run;
+mod images;
 mod lint_after_write;
 mod loop_control;
 mod mcp;

@@ -185,6 +185,16 @@ impl Transcript {
                     self.update_card(call_id, |card| card.post_write_checks(report));
                 }
             }
+            Event::ImagesAttached {
+                attached, refused, ..
+            } => {
+                if let Some(text) = wording::images_attached_line(attached) {
+                    self.push_notice(&text, NoticeKind::Info);
+                }
+                for problem in refused {
+                    self.push_notice(&format!("image not sent: {problem}"), NoticeKind::Warning);
+                }
+            }
             Event::FilesAttached {
                 files, problems, ..
             } => {

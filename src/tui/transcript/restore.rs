@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
+use super::NoticeKind;
 use super::Transcript;
 use super::cell::Cell;
 use crate::provider::{Block, Message, Role};
@@ -48,6 +49,9 @@ impl Transcript {
                 self.end_thinking();
             }
             Block::RedactedThinking { .. } | Block::ReasoningItem { .. } => {}
+            Block::Image { media_type, .. } => {
+                self.push_notice(&format!("image attached ({media_type})"), NoticeKind::Info);
+            }
             Block::ToolCall(call) => {
                 self.end_streams();
                 let index = self.card_or_new(&call.id, &call.name, now);

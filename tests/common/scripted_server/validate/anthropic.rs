@@ -272,6 +272,36 @@ impl Check {
         }
     }
 
+    /// An image's `source`: `base64` with one of the four media types the API takes and
+    /// its data, or a `url`.
+    fn image_source(&mut self, at: &str, source: &Value) {
+        match source.get("type").and_then(Value::as_str) {
+            Some("base64") => {
+                let media_type = source.get("media_type").and_then(Value::as_str);
+                if !matches!(
+                    media_type,
+                    Some("image/jpeg" | "image/png" | "image/gif" | "image/webp")
+                ) {
+                    self.problems.add(
+                        format_args!("{at}.source.media_type"),
+                        "must be image/jpeg, image/png, image/gif or image/webp",
+                    );
+                }
+                let data = source.get("data").and_then(Value::as_str).unwrap_or("");
+                let base64 = |c: char| c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=');
+                if data.is_empty() || !data.chars().all(base64) {
+                    self.problems
+                        .add(format_args!("{at}.source.data"), "must be base64 data");
+                }
+            }
+            Some("url") if source.get("url").is_some_and(Value::is_string) => {}
+            _ => self.problems.add(
+                format_args!("{at}.source"),
+                "an image source is {\"type\": \"base64\", \"media_type\", \"data\"} or {\"type\": \"url\", \"url\"}",
+            ),
+        }
+    }
+
     fn content_block<'a>(&mut self, at: &str, block: &'a Value, turn: &mut Turn<'a>) {
         let Some(kind) = block.get("type").and_then(Value::as_str) else {
             self.problems
@@ -302,9 +332,14 @@ impl Check {
         match kind {
             "text" => self.text_block(at, block),
             "image" | "document" => {
-                if !object.get("source").is_some_and(Value::is_object) {
-                    self.problems
-                        .add(at, format!("a `{kind}` block needs a `source` object"));
+                match object.get("source") {
+                    Some(source) if source.is_object() && kind == "image" => {
+                        self.image_source(at, source);
+                    }
+                    Some(source) if source.is_object() => {}
+                    _ => self
+                        .problems
+                        .add(at, format!("a `{kind}` block needs a `source` object")),
                 }
                 self.block_cache_control(at, block);
             }

@@ -106,12 +106,23 @@ fn check_content(
     match message.get("content") {
         Some(Value::String(_)) => {}
         Some(Value::Array(parts)) => {
+            let user = message.get("role").and_then(Value::as_str) == Some("user");
             for (index, part) in parts.iter().enumerate() {
-                if !part.get("type").is_some_and(Value::is_string) {
-                    problems.add(
-                        format_args!("{at}.content[{index}]"),
-                        "a content part needs a string `type`",
-                    );
+                let part_at = format!("{at}.content[{index}]");
+                match part.get("type").and_then(Value::as_str) {
+                    Some("text") if part.get("text").is_some_and(Value::is_string) => {}
+                    Some("text") => problems.add(&part_at, "a text part needs a string `text`"),
+                    // `{"type": "image_url", "image_url": {"url": ...}}`, user messages only.
+                    Some("image_url") if user => {
+                        if !part["image_url"].get("url").is_some_and(Value::is_string) {
+                            problems.add(&part_at, "an image_url part needs `image_url.url`");
+                        }
+                    }
+                    Some("image_url") => {
+                        problems.add(&part_at, "image parts belong to user messages")
+                    }
+                    Some(_) => {}
+                    None => problems.add(&part_at, "a content part needs a string `type`"),
                 }
             }
         }

@@ -183,6 +183,19 @@ fn check_message(at: &str, item: &Map<String, Value>, problems: &mut Problems) {
     }
     for (index, part) in parts.iter().enumerate() {
         let kind = part.get("type").and_then(Value::as_str);
+        // The user's images: `{"type": "input_image", "image_url": URL}` (a `data:`
+        // URL or a fetchable one) or a `file_id`.
+        if part_type == "input_text" && kind == Some("input_image") {
+            let has_source = part.get("image_url").is_some_and(Value::is_string)
+                || part.get("file_id").is_some_and(Value::is_string);
+            if !has_source {
+                problems.add(
+                    format_args!("{at}.content[{index}]"),
+                    "an input_image part needs a string `image_url` or `file_id`",
+                );
+            }
+            continue;
+        }
         if kind != Some(part_type) || !part.get("text").is_some_and(Value::is_string) {
             problems.add(
                 format_args!("{at}.content[{index}]"),
