@@ -81,11 +81,17 @@ impl ProcessGroup {
     fn leader_running(&self) -> bool {
         #[cfg(target_os = "linux")]
         if let Some(id) = self.leader {
-            return std::fs::read_to_string(format!("/proc/{id}/stat"))
-                .is_ok_and(|stat| !is_zombie(&stat));
+            return leader_running(id);
         }
         false
     }
+}
+
+/// Whether the process `pid` still runs: it exists and is not a zombie waiting to be
+/// reaped. Looking does not reap it, so the group it leads can still be signalled.
+#[cfg(target_os = "linux")]
+pub fn leader_running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| !is_zombie(&stat))
 }
 
 /// How often [`ProcessGroup::terminate`] looks whether the leader has exited.

@@ -38,7 +38,8 @@ mod user_command;
 pub mod wording;
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -50,6 +51,7 @@ use crate::policy::{ApprovalMode, GitIndex, Policy, PolicyConfig};
 use crate::provider::{ModelClient, RetryPolicy, Usage};
 use crate::session::{Session, SessionWriter};
 use crate::shell::environment::EnvironmentPolicy;
+use crate::shell::jobs::{JobError, JobView, Jobs};
 use crate::shell::sandbox::Sandbox;
 use crate::shell::{Shell, ShellConfig};
 use crate::tools::{OutputSink, ReadLedger, Registry, ToolCtx, Workspace};
@@ -103,6 +105,8 @@ pub struct AgentHandle {
     /// The sandbox the agent's shell and checks run in, for the front end's own runs
     /// of project code (`duet exec --done`); `None` for a detached handle.
     sandbox: Option<Arc<Sandbox>>,
+    /// The shell's background jobs, for `/ps`; weak, so that they end with the agent.
+    jobs: Weak<Jobs>,
 }
 
 /// The agent task has ended; commands can no longer be delivered.
@@ -126,6 +130,26 @@ impl AgentHandle {
         self.sandbox.clone()
     }
 
+    /// The background jobs the model started, oldest first; empty once the agent has
+    /// stopped (its jobs were killed with it).
+    pub fn jobs(&self) -> Vec<JobView> {
+        self.jobs
+            .upgrade()
+            .map(|jobs| jobs.list())
+            .unwrap_or_default()
+    }
+
+    /// Stops background job `id` (SIGTERM to its group, SIGKILL after `grace`).
+    pub async fn stop_job(&self, id: &str, grace: Duration) -> Result<JobView, JobError> {
+        let Some(jobs) = self.jobs.upgrade() else {
+            return Err(JobError::NotFound {
+                id: id.to_string(),
+                known: "the agent has stopped".into(),
+            });
+        };
+        jobs.stop(id, grace).await
+    }
+
     /// A handle with no agent behind it: its commands arrive on the returned receiver.
     /// For testing front ends without a model.
     pub fn detached() -> (AgentHandle, mpsc::UnboundedReceiver<Command>) {
@@ -134,6 +158,7 @@ impl AgentHandle {
             AgentHandle {
                 commands,
                 sandbox: None,
+                jobs: Weak::new(),
             },
             receiver,
         )
@@ -204,6 +229,7 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
         },
         Arc::clone(&sandbox),
     ));
+    let jobs_handle = Arc::downgrade(shell.jobs());
     let workspace = Arc::new(workspace);
     let checkpoints = Arc::new(checkpoints::Checkpoints::new(
         Arc::clone(&workspace),
@@ -303,6 +329,7 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
         AgentHandle {
             commands: command_tx,
             sandbox: Some(sandbox),
+            jobs: jobs_handle,
         },
         event_rx,
     ))

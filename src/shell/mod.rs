@@ -22,6 +22,7 @@
 
 pub mod environment;
 mod framing;
+pub mod jobs;
 mod procfs;
 pub mod sandbox;
 mod screen;
@@ -37,6 +38,7 @@ use tokio_util::sync::CancellationToken;
 use crate::policy::ProtectedPaths;
 use environment::EnvironmentPolicy;
 use framing::Flavor;
+use jobs::{JobError, JobView, Jobs};
 use sandbox::{Blocked, Protections, Sandbox, SandboxConfig};
 use secrets::SecretFilter;
 use session::{Launch, Session};
@@ -184,6 +186,9 @@ pub struct Shell {
     /// The protected entries known to exist legitimately: those there when the last
     /// command ended, and what duet's own tools wrote since. `None` before the first.
     known_protected: Mutex<Option<Vec<PathBuf>>>,
+    /// Commands started in the background; every one is killed when the shell (the
+    /// only owner of the registry) is dropped.
+    jobs: Arc<Jobs>,
 }
 
 impl std::fmt::Debug for Shell {
@@ -220,7 +225,14 @@ impl Shell {
             sandbox,
             config,
             known_protected: Mutex::new(None),
+            jobs: Arc::new(Jobs::default()),
         }
+    }
+
+    /// The background jobs. Front ends keep a [`std::sync::Weak`] to it: only the
+    /// shell may keep the jobs alive.
+    pub fn jobs(&self) -> &Arc<Jobs> {
+        &self.jobs
     }
 
     /// What protects the user from this shell's commands. The first call runs the
@@ -272,6 +284,9 @@ impl Shell {
     /// Runs a command in the main shell, starting (or replacing) it as needed.
     pub async fn run(&self, request: Request<'_>) -> Result<Outcome, ShellError> {
         let mut main = self.main.lock().await;
+        // Background jobs that had ended before the check below: once it has run,
+        // nothing they created can be missed, so they no longer count as residents.
+        let ended_jobs = self.jobs.ended_ids();
         // The protected names are listed once before the command and once after, by a
         // settled sandbox (a start failure is reported by the start below).
         let _ = self.sandbox.plan().await;
@@ -293,6 +308,7 @@ impl Shell {
             // Listed again: taking back made `.duet/blocked`.
             before = self.sandbox.protected_entries();
         }
+        self.jobs.release_ended(&ended_jobs);
         // A shell started under another view of the workspace (the mode turned
         // read-only, or back) is replaced like one that died; so is one started before
         // a protected path appeared (duet's own approved write, the user's), which is
@@ -345,6 +361,61 @@ impl Shell {
         outcome.blocked = self.sandbox.take_back(&created);
         self.remember_protected(after, &outcome.blocked);
         Ok(outcome)
+    }
+
+    /// Starts `command` in the background in a new shell of its own (in the sandbox,
+    /// like every shell), started in the main shell's directory, and returns at once.
+    /// Its output goes to the job's ring buffer ([`Jobs::read`]); it runs until it
+    /// ends, is stopped ([`Jobs::stop`]) or the shell is dropped.
+    pub async fn start_background(&self, command: &str) -> Result<JobView, JobError> {
+        self.jobs.check_room()?;
+        let cwd = Some(self.cwd())
+            .filter(|cwd| cwd.is_dir())
+            .unwrap_or_else(|| self.root.clone());
+        let program = self
+            .config
+            .program
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("bash"));
+        let program = program
+            .to_str()
+            .ok_or_else(|| JobError::Start("the shell's path is not UTF-8".into()))?;
+        let mut env: Vec<(&str, &str)> = session::NON_INTERACTIVE_ENV.to_vec();
+        // No terminal: Python would buffer its output until it exits.
+        env.push(("PYTHONUNBUFFERED", "1"));
+        let (mut built, report_dir) = self
+            .sandbox
+            .command(program, &["-c", command], &cwd, &env)
+            .await
+            .map_err(|error| JobError::Start(error.to_string()))?;
+        for removed in session::REMOVED_ENV {
+            built.env_remove(removed);
+        }
+        // Protected names the job creates between commands are taken back like a
+        // resident server's: the baseline must exist before it runs.
+        let mut known = lock(&self.known_protected);
+        if known.is_none() {
+            *known = self.sandbox.protected_entries();
+        }
+        drop(known);
+        let resident = report_dir.is_some().then(|| self.sandbox.resident());
+        built
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(false);
+        // Its own process group: stopping the job stops everything it started.
+        crate::process_group::isolate(&mut built);
+        let child = built
+            .spawn()
+            .map_err(|error| JobError::Start(format!("`{program}`: {error}")))?;
+        self.jobs.add(jobs::Spawned {
+            child,
+            command: command.to_string(),
+            cwd,
+            report_dir,
+            resident,
+        })
     }
 
     /// Tells the shell that duet itself (an approved write or edit) just wrote `rel`,

@@ -55,7 +55,7 @@ const MAX_CWD_BYTES: u64 = 4096;
 
 /// Set for every command: pagers print, editors return at once, and prompts for
 /// credentials or confirmation fail instead of waiting for a person.
-const NON_INTERACTIVE_ENV: &[(&str, &str)] = &[
+pub(super) const NON_INTERACTIVE_ENV: &[(&str, &str)] = &[
     ("TERM", "xterm-256color"),
     ("PAGER", "cat"),
     ("GIT_PAGER", "cat"),
@@ -75,7 +75,7 @@ const NON_INTERACTIVE_ENV: &[(&str, &str)] = &[
 ];
 
 /// Inherited variables that would change how the shell starts or prompts.
-const REMOVED_ENV: &[&str] = &[
+pub(super) const REMOVED_ENV: &[&str] = &[
     "PROMPT_COMMAND",
     "PS0",
     "PS1",

@@ -18,6 +18,7 @@ mod grep;
 mod ledger;
 mod read;
 mod shell;
+mod shell_jobs;
 #[cfg(test)]
 pub(crate) mod test_support;
 mod text;
@@ -190,7 +191,7 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// The core tools: read, write, edit, glob, grep, shell.
+    /// The core tools: read, write, edit, glob, grep, shell, shell_jobs.
     pub fn core() -> Self {
         Self {
             tools: vec![
@@ -200,6 +201,7 @@ impl Registry {
                 Arc::new(glob::Glob),
                 Arc::new(grep::Grep),
                 Arc::new(shell::ShellTool),
+                Arc::new(shell_jobs::ShellJobs),
             ],
         }
     }

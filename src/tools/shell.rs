@@ -20,6 +20,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::policy::{Action, Decision};
+use crate::shell::jobs::{JobError, JobOutput, JobState, JobView};
 use crate::shell::{End, Outcome, Recovery, Request};
 
 use super::describe::{self, CallInfo};
@@ -50,7 +51,21 @@ struct ShellArgs {
     /// to run a server briefly: start it, probe it and read its log in one command.
     #[serde(default)]
     isolated: bool,
+    /// Start the command in the background and return at once, for a server or
+    /// watcher you then work against (`npm run dev`, `python3 -m http.server 8000`).
+    /// It runs in a fresh shell of its own in the current directory (like `isolated`)
+    /// and keeps running after the call; the result gives its job id (`bg1`) and the
+    /// output of its first second. Read later output and stop it with `shell_jobs`.
+    /// At most 8 run at once; all are stopped when the session ends. `timeout` does
+    /// not apply. When the sandbox isolates the network, each shell has a loopback of
+    /// its own: other calls cannot connect to its ports.
+    #[serde(default)]
+    background: bool,
 }
+
+/// How long a background command is watched before the call returns: long enough
+/// for a server to print its address or fail at once.
+const SETTLE_WINDOW: Duration = Duration::from_secs(1);
 
 pub struct ShellTool;
 
@@ -73,9 +88,9 @@ impl Tool for ShellTool {
          (PAGER=cat, EDITOR=true). Commands are stopped with Ctrl-C at their time limit \
          (default 120 s, `timeout` up to 600 s). Long output is cut in the middle and saved \
          in full to a file whose path the result names. To keep a server or watcher \
-         running across calls, start it in the background with its output in a log file \
-         (`npm run dev > dev.log 2>&1 &`), then read the log; use `isolated` to run one \
-         briefly without touching the main session. Prefer the read, grep, glob, edit and \
+         running while you work against it, pass `background: true` and read its output \
+         with `shell_jobs`; use `isolated` to run one briefly without touching the main \
+         session. Prefer the read, grep, glob, edit and \
          write tools for reading, searching and changing files."
     }
 
@@ -91,7 +106,9 @@ impl Tool for ShellTool {
             0 => String::new(),
             more => format!(" (+{more} lines)"),
         };
-        let isolated = if describe::flag(args, "isolated") {
+        let isolated = if describe::flag(args, "background") {
+            " (background)"
+        } else if describe::flag(args, "isolated") {
             " (isolated)"
         } else {
             ""
@@ -111,6 +128,9 @@ impl Tool for ShellTool {
                  `cargo test`."
                     .into(),
             ));
+        }
+        if args.background {
+            return run_background(&args.command, ctx).await;
         }
         let limit = TimeLimit::from_args(args.timeout, ctx)?;
         let dir = ctx.shell.cwd();
@@ -143,6 +163,108 @@ impl Tool for ShellTool {
         }
         .render()
     }
+}
+
+/// Starts `command` as a background job after the same approval as any command, and
+/// reports its id and first output.
+async fn run_background(command: &str, ctx: &ToolCtx) -> Result<ToolOutput, ToolError> {
+    // Refused before asking: the user is not asked about what cannot start.
+    ctx.shell.jobs().check_room().map_err(job_refused)?;
+    let dir = ctx.shell.cwd();
+    let start_dir = dir_display(&ctx.workspace, &dir);
+    approve(ctx, command, &start_dir, dir).await?;
+    let started = ctx
+        .shell
+        .start_background(command)
+        .await
+        .map_err(job_refused)?;
+    let jobs = ctx.shell.jobs();
+    tokio::select! {
+        settled = jobs.settle(&started.id, SETTLE_WINDOW) => settled.map_err(job_refused)?,
+        // The job keeps running: an interrupt only cuts the wait short.
+        () = ctx.cancel.cancelled() => {}
+    }
+    let read = jobs.read(&started.id).map_err(job_refused)?;
+    let cwd = dir_display(&ctx.workspace, &started.cwd);
+    let state = job_state(&read.view);
+    let mut content = format!(
+        "started {} in the background · pid {} · cwd {cwd} · {state}\n",
+        started.id, started.pid
+    );
+    content.push_str(&job_body(&read, ctx));
+    if read.view.state == JobState::Running {
+        content.push_str(&format!(
+            "Read its later output with shell_jobs {{\"action\": \"output\", \"id\": \"{id}\"}} \
+             and stop it with {{\"action\": \"stop\", \"id\": \"{id}\"}}.\n",
+            id = started.id
+        ));
+    }
+    Ok(ToolOutput {
+        content,
+        summary: format!("{} · {state}", started.id),
+        checks: None,
+    })
+}
+
+/// A job error as the model reads it.
+pub(super) fn job_refused(error: JobError) -> ToolError {
+    match error {
+        JobError::Full { .. } => ToolError::Refused(format!(
+            "{error}. Stop one you no longer need with shell_jobs \
+             {{\"action\": \"stop\", \"id\": ...}} first."
+        )),
+        JobError::NotFound { .. } => ToolError::InvalidArguments(format!(
+            "{error}. List the jobs with shell_jobs {{\"action\": \"list\"}}."
+        )),
+        JobError::Start(_) => ToolError::Failed(format!(
+            "{error}. Nothing runs in the background. This is a problem with duet's shell, \
+             not with the command; if it persists, tell the user."
+        )),
+    }
+}
+
+/// `running 3.2 s`, `exited 0 after 1.0 s`, `killed by SIGTERM after 4.0 s`.
+pub(super) fn job_state(view: &JobView) -> String {
+    let took = format_duration(view.elapsed);
+    match &view.state {
+        JobState::Running => format!("running {took}"),
+        JobState::Ended(exit) => match (exit.code, &exit.signal) {
+            (Some(code), None) => format!("exited {code} after {took}"),
+            _ => format!("ended ({exit}) after {took}"),
+        },
+    }
+}
+
+/// A job's new output, clipped like a command's, with a note on what was dropped.
+pub(super) fn job_body(read: &JobOutput, ctx: &ToolCtx) -> String {
+    let mut body = String::new();
+    if read.lost > 0 {
+        body.push_str(&format!(
+            "Note: {} bytes of its output were dropped unread; only the last {} KiB are \
+             kept.\n",
+            read.lost,
+            crate::shell::jobs::RING_BYTES / 1024
+        ));
+    }
+    if read.text.is_empty() {
+        body.push_str("(no new output)\n");
+        return body;
+    }
+    let defaults = ClipLimits::default();
+    let limits = ClipLimits {
+        max_bytes: defaults.max_bytes - RESERVED_BYTES,
+        max_lines: defaults.max_lines - RESERVED_LINES,
+    };
+    body.push_str(&clip(
+        &read.text,
+        limits,
+        &ctx.shell.outputs_dir(),
+        &ctx.call_id,
+    ));
+    if !body.ends_with('\n') {
+        body.push('\n');
+    }
+    body
 }
 
 /// Asks before running; a rejection, or an interrupt while the decision is pending,
@@ -243,8 +365,8 @@ impl Report<'_> {
                 ),
                 *recovery,
                 "If it needs longer, call again with a larger `timeout` (at most 600 s). For a \
-                 server or watcher, start it in the background with output to a log file \
-                 (`cmd > cmd.log 2>&1 &`) and read the log instead.",
+                 server or watcher, start it with `background: true` and read its output with \
+                 `shell_jobs` instead.",
             )),
             End::WaitingForInput { program, recovery } => Err(self.stopped(
                 format!(
@@ -412,7 +534,7 @@ fn dir_display(workspace: &Workspace, dir: &Path) -> String {
 }
 
 /// `0.3 s`, `12.0 s`, `2 min 5 s`.
-fn format_duration(duration: Duration) -> String {
+pub(super) fn format_duration(duration: Duration) -> String {
     let seconds = duration.as_secs_f64();
     if seconds < 60.0 {
         format!("{seconds:.1} s")

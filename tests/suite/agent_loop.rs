@@ -146,7 +146,16 @@ async fn request_carries_instructions_environment_and_cache_prefix(wire: Wire) {
     let tools = offered_tools(request);
     assert_eq!(
         tools,
-        ["read", "write", "edit", "glob", "grep", "shell", "explore"]
+        [
+            "read",
+            "write",
+            "edit",
+            "glob",
+            "grep",
+            "shell",
+            "shell_jobs",
+            "explore"
+        ]
     );
 
     if wire == Wire::Anthropic {

@@ -2,6 +2,7 @@
 
 mod agent_loop;
 mod approval;
+mod background_jobs;
 mod command_policy;
 mod compaction;
 mod containment;
