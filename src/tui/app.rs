@@ -59,6 +59,8 @@ pub enum Effect {
     /// List the workspace's files for `@` mentions, off the loop; the list comes back
     /// through [`App::set_files`].
     ListFiles,
+    /// Stop the background command with this id (`/ps stop ID`), off the loop.
+    StopJob(String),
 }
 
 impl Effect {
@@ -787,6 +789,11 @@ impl App {
                 }
             }
             SlashCommand::Image(path) => self.attach_image(&path),
+            SlashCommand::Ps(Some(id)) => return Effect::StopJob(id),
+            SlashCommand::Ps(None) => {
+                let text = jobs_text(&self.agent.jobs());
+                self.notice(&text, NoticeKind::Info);
+            }
             SlashCommand::Status => {
                 let status = self.status_lines().join("\n");
                 self.notice(&status, NoticeKind::Info);
@@ -1067,6 +1074,28 @@ fn completion_footer(keymap: &Keymap) -> String {
     }
 }
 
+/// `/ps`: one line per background command.
+fn jobs_text(jobs: &[crate::shell::jobs::JobView]) -> String {
+    if jobs.is_empty() {
+        return "no background commands (the model starts them with `shell` and \
+                `background: true`)"
+            .to_string();
+    }
+    let lines: Vec<String> = jobs
+        .iter()
+        .map(|job| {
+            let state = match &job.state {
+                crate::shell::jobs::JobState::Running => "running".to_string(),
+                crate::shell::jobs::JobState::Ended(exit) => format!("ended ({exit})"),
+            };
+            let command = job.command.lines().next().unwrap_or_default();
+            let seconds = job.elapsed.as_secs();
+            format!("{} · {state} · {seconds}s · $ {command}", job.id)
+        })
+        .collect();
+    format!("{}\n(`/ps stop ID` stops one)", lines.join("\n"))
+}
+
 /// Whether pasted text is just the path of an existing image file (a screenshot dragged
 /// in): it is attached instead of typed.
 fn is_image_path(text: &str) -> bool {
@@ -1202,6 +1231,33 @@ mod tests {
             paths: paths.iter().map(|path| path.to_string()).collect(),
             truncated: false,
         }
+    }
+
+    #[test]
+    fn ps_lists_the_background_commands_or_asks_to_stop_one() {
+        let mut h = Harness::new();
+        h.say("/ps");
+        assert!(
+            h.screen().contains("no background commands"),
+            "{}",
+            h.screen()
+        );
+        assert_eq!(
+            h.app.submit("/ps stop bg1".into()),
+            Effect::StopJob("bg1".into())
+        );
+        let job = crate::shell::jobs::JobView {
+            id: "bg1".into(),
+            command: "python3 -m http.server 8000\n".into(),
+            pid: 42,
+            cwd: "/w".into(),
+            state: crate::shell::jobs::JobState::Running,
+            elapsed: std::time::Duration::from_secs(7),
+        };
+        assert_eq!(
+            jobs_text(&[job]),
+            "bg1 · running · 7s · $ python3 -m http.server 8000\n(`/ps stop ID` stops one)"
+        );
     }
 
     #[test]

@@ -56,7 +56,8 @@ enum Background {
     /// A `git status` for the bar ended; `None` when the workspace is not a repository
     /// or git failed.
     Git(Option<GitStatus>),
-    Diff(String),
+    /// Text for the transcript: `/diff`'s changes, how `/ps stop` went.
+    Notice(String),
     Files(FileList),
 }
 
@@ -183,6 +184,7 @@ pub async fn run(
                 list_files(&options.workspace, &background_tx);
                 frames.request();
             }
+            Effect::StopJob(id) => stop_job(&agent, id, &background_tx),
             Effect::OpenEditor {
                 editing,
                 path,
@@ -294,7 +296,7 @@ fn on_background(app: &mut App, git: &mut GitRefresh, result: Background) -> Eff
                 Effect::Nothing
             }
         }
-        Background::Diff(text) => {
+        Background::Notice(text) => {
             app.notice(&text, NoticeKind::Info);
             Effect::Redraw
         }
@@ -374,6 +376,26 @@ impl GitRefresh {
     }
 }
 
+/// `/ps stop ID`: stops the job off the loop (it may take the grace period) and says
+/// how it ended.
+fn stop_job(agent: &AgentHandle, id: String, results: &mpsc::UnboundedSender<Background>) {
+    let agent = agent.clone();
+    let results = results.clone();
+    tokio::spawn(async move {
+        let text = match agent.stop_job(&id, STOP_GRACE).await {
+            Ok(job) => match job.state {
+                crate::shell::jobs::JobState::Ended(exit) => format!("{id} stopped ({exit})"),
+                crate::shell::jobs::JobState::Running => format!("{id} is still running"),
+            },
+            Err(error) => format!("/ps: {error}"),
+        };
+        let _ = results.send(Background::Notice(text));
+    });
+}
+
+/// How long a job stopped with `/ps stop` gets to end on SIGTERM.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 fn show_diff(workspace: &Path, start: StartCommit, results: &mpsc::UnboundedSender<Background>) {
     let workspace = workspace.to_path_buf();
     let results = results.clone();
@@ -382,7 +404,7 @@ fn show_diff(workspace: &Path, start: StartCommit, results: &mpsc::UnboundedSend
         let text = tokio::task::spawn_blocking(move || diff_text(&workspace, start))
             .await
             .unwrap_or_else(|error| format!("/diff failed: {error}"));
-        let _ = results.send(Background::Diff(text));
+        let _ = results.send(Background::Notice(text));
     });
 }
 

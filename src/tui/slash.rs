@@ -30,6 +30,8 @@ pub enum SlashCommand {
     Status,
     /// Attach the image at this path to the next message.
     Image(String),
+    /// List the background commands; with an id, stop that one.
+    Ps(Option<String>),
     Quit,
 }
 
@@ -93,6 +95,11 @@ pub const COMMANDS: &[CommandInfo] = &[
         name: "image",
         args: "PATH",
         about: "Attach a PNG, JPEG, GIF or WebP image to your next message",
+    },
+    CommandInfo {
+        name: "ps",
+        args: "[stop ID]",
+        about: "List the background commands the model started, or stop one",
     },
     CommandInfo {
         name: "status",
@@ -160,6 +167,7 @@ fn command(name: &str, args: &str) -> Result<SlashCommand, String> {
         )),
         "init" => no_args(SlashCommand::Init),
         "status" => no_args(SlashCommand::Status),
+        "ps" => ps(args),
         "image" if args.is_empty() => Err("/image takes the path of an image file".into()),
         "image" => Ok(SlashCommand::Image(args.to_string())),
         "quit" | "exit" => no_args(SlashCommand::Quit),
@@ -183,6 +191,17 @@ fn mode(args: &str) -> Result<SlashCommand, String> {
     args.parse()
         .map(|mode| SlashCommand::Mode(Some(mode)))
         .map_err(|message| format!("/mode: {message}"))
+}
+
+fn ps(args: &str) -> Result<SlashCommand, String> {
+    let mut words = args.split_whitespace();
+    match (words.next(), words.next(), words.next()) {
+        (None, _, _) => Ok(SlashCommand::Ps(None)),
+        (Some(stop), Some(id), None) if stop.eq_ignore_ascii_case("stop") => {
+            Ok(SlashCommand::Ps(Some(id.to_string())))
+        }
+        _ => Err("/ps lists the background commands; `/ps stop bg1` stops one".into()),
+    }
 }
 
 fn undo(args: &str) -> Result<SlashCommand, String> {
@@ -248,6 +267,20 @@ mod tests {
             Some(Err(message)) => message,
             other => panic!("{input:?} gave {other:?}"),
         }
+    }
+
+    #[test]
+    fn ps_lists_or_stops_one() {
+        assert_eq!(parse("/ps"), Some(Ok(SlashCommand::Ps(None))));
+        assert_eq!(
+            parse("/ps stop bg2"),
+            Some(Ok(SlashCommand::Ps(Some("bg2".into()))))
+        );
+        assert!(matches!(parse("/ps kill"), Some(Err(_))));
+        assert_eq!(
+            parse("/image ~/shot.png"),
+            Some(Ok(SlashCommand::Image("~/shot.png".into())))
+        );
     }
 
     #[test]
