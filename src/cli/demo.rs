@@ -92,7 +92,8 @@ pub fn run(cli: &Cli, paths: &Paths, delay_ms: u64) -> ExitCode {
     let result = run_tui(cli, agent, paths, start);
     // The copy goes only once the UI is done with it.
     drop(repo);
-    finish(result.map(|()| ExitCode::SUCCESS))
+    // The demo has no sessions to switch to: `/resume ID` there just ends it.
+    finish(result.map(|_| ExitCode::SUCCESS))
 }
 
 /// A demo ready to start: its copy of the sample project and the agent working in it.

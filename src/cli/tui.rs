@@ -16,6 +16,7 @@ use std::process::ExitCode;
 
 use duet::config::{Paths, probe};
 use duet::session::Resume;
+use duet::tui::TuiExit;
 use duet::tui::keymap::Keymap;
 use duet::tui::terminal::Screen;
 
@@ -69,7 +70,20 @@ pub fn run(cli: &Cli, paths: &Paths, workspace: PathBuf) -> ExitCode {
         task: None,
         config_problems: problems,
     };
-    finish(run_tui(cli, agent, paths, start).map(|()| ExitCode::SUCCESS))
+    let (settings, workspace) = (agent.settings.clone(), agent.workspace.clone());
+    let mut ended = run_tui(cli, agent, paths, start);
+    // `/resume ID`: the session ended for another; its agent is already shut down.
+    while let Ok(TuiExit::Resume(id)) = ended {
+        ended = AgentStart::prepare(
+            cli,
+            paths,
+            workspace.clone(),
+            settings.clone(),
+            Some(Resume::Id(id)),
+        )
+        .and_then(|agent| run_tui(cli, agent, paths, TuiStart::default()));
+    }
+    finish(ended.map(|_| ExitCode::SUCCESS))
 }
 
 /// The setup view: probes for local model servers and saves the model the user picks.
@@ -88,6 +102,7 @@ fn pick_local_model(paths: &Paths) -> anyhow::Result<bool> {
 }
 
 /// What the terminal UI shows and sends before the user types.
+#[derive(Default)]
 pub struct TuiStart {
     /// Notices at the top of the transcript.
     pub intro: Vec<String>,
@@ -97,8 +112,14 @@ pub struct TuiStart {
     pub config_problems: Vec<String>,
 }
 
-/// Runs the terminal UI on the agent `agent` starts, until the user quits.
-pub fn run_tui(cli: &Cli, agent: AgentStart, paths: &Paths, start: TuiStart) -> anyhow::Result<()> {
+/// Runs the terminal UI on the agent `agent` starts, until the user quits or asks for
+/// another session.
+pub fn run_tui(
+    cli: &Cli,
+    agent: AgentStart,
+    paths: &Paths,
+    start: TuiStart,
+) -> anyhow::Result<TuiExit> {
     let (keymap, errors) = Keymap::load(&Keymap::user_file(paths));
     let model = agent.settings.endpoint.model.clone();
     let workspace = agent.workspace.clone();
@@ -133,8 +154,8 @@ pub fn run_tui(cli: &Cli, agent: AgentStart, paths: &Paths, start: TuiStart) -> 
             initial_message: start.task,
             log_file: paths.log_file(),
             notify,
+            sessions_dir: paths.sessions_dir(),
         };
-        duet::tui::run(handle, events, options).await?;
-        Ok(())
+        Ok(duet::tui::run(handle, events, options).await?)
     })
 }

@@ -61,6 +61,10 @@ pub enum Effect {
     ListFiles,
     /// Stop the background command with this id (`/ps stop ID`), off the loop.
     StopJob(String),
+    /// List this workspace's sessions (`/resume`), off the loop.
+    ListSessions,
+    /// Leave this session for the recorded one with this id (`/resume ID`).
+    Resume(String),
 }
 
 impl Effect {
@@ -790,6 +794,14 @@ impl App {
             }
             SlashCommand::Image(path) => self.attach_image(&path),
             SlashCommand::Ps(Some(id)) => return Effect::StopJob(id),
+            SlashCommand::Resume(None) => return Effect::ListSessions,
+            SlashCommand::Resume(Some(_)) if self.busy() => {
+                self.notice(
+                    "/resume waits until the current turn ends (or Esc to interrupt it)",
+                    NoticeKind::Error,
+                );
+            }
+            SlashCommand::Resume(Some(id)) => return Effect::Resume(id),
             SlashCommand::Ps(None) => {
                 let text = jobs_text(&self.agent.jobs());
                 self.notice(&text, NoticeKind::Info);

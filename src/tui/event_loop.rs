@@ -45,6 +45,17 @@ pub struct TuiOptions {
     pub log_file: PathBuf,
     /// Ring the terminal when a turn ends or an approval waits while it is not focused.
     pub notify: bool,
+    /// Where sessions are recorded, for `/resume`.
+    pub sessions_dir: PathBuf,
+}
+
+/// Why the terminal UI ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TuiExit {
+    Quit,
+    /// The user asked to continue the recorded session with this id (`/resume ID`);
+    /// this session's agent was shut down.
+    Resume(String),
 }
 
 /// The commit HEAD pointed at when the session started (`None` outside a repository
@@ -67,7 +78,7 @@ pub async fn run(
     agent: AgentHandle,
     mut events: mpsc::Receiver<Event>,
     options: TuiOptions,
-) -> io::Result<()> {
+) -> io::Result<TuiExit> {
     let (term, guard) = terminal::enter(options.screen)?;
     let inline = options.screen.inline_rows.is_some();
     let mut painter = Painter::new(term, inline);
@@ -107,6 +118,7 @@ pub async fn run(
     let mut sigterm = terminate_signal()?;
     // The agent's events ended (it stopped): their channel then answers at once, forever.
     let mut agent_gone = false;
+    let mut exit = TuiExit::Quit;
 
     loop {
         let now = Instant::now();
@@ -173,6 +185,23 @@ pub async fn run(
                 frames.request();
             }
             Effect::Quit => break,
+            // A mistyped id keeps this session: only a recorded one ends it.
+            Effect::Resume(id)
+                if !crate::session::path_for(&options.sessions_dir, &id).is_file() =>
+            {
+                app.notice(
+                    &format!("/resume: no session {id} here (`/resume` lists them)"),
+                    NoticeKind::Error,
+                );
+                frames.request();
+            }
+            Effect::Resume(id) => {
+                exit = TuiExit::Resume(id);
+                break;
+            }
+            Effect::ListSessions => {
+                list_sessions(&options.sessions_dir, &options.workspace, &background_tx)
+            }
             Effect::RefreshGit => {
                 git.request();
                 frames.request();
@@ -219,7 +248,7 @@ pub async fn run(
         term.set_cursor_position(origin)?;
     }
     drop(guard);
-    Ok(())
+    Ok(exit)
 }
 
 fn draw(painter: &mut Painter, app: &mut App, now: Instant, inline: bool) -> io::Result<()> {
@@ -374,6 +403,33 @@ impl GitRefresh {
             self.request();
         }
     }
+}
+
+/// `/resume`: this workspace's sessions, newest first, read off the loop.
+fn list_sessions(dir: &Path, workspace: &Path, results: &mpsc::UnboundedSender<Background>) {
+    let (dir, workspace) = (dir.to_path_buf(), workspace.to_path_buf());
+    let results = results.clone();
+    tokio::task::spawn_blocking(move || {
+        let workspace = workspace.canonicalize().unwrap_or(workspace);
+        let text = match crate::session::list(&dir) {
+            Ok(listing) => {
+                let listing = listing.in_workspace(&workspace);
+                if listing.sessions.is_empty() {
+                    "no earlier sessions in this workspace".to_string()
+                } else {
+                    format!(
+                        "{}`/resume ID` continues one (this session ends; it can be resumed too)",
+                        crate::session::table(&listing.sessions)
+                    )
+                }
+            }
+            Err(error) => format!("/resume: {error}"),
+        };
+        // Session files are written by duet but hold the model's words: made safe
+        // for the terminal like everything else shown.
+        let text = crate::terminal_text::sanitize(&text).into_owned();
+        let _ = results.send(Background::Notice(text));
+    });
 }
 
 /// `/ps stop ID`: stops the job off the loop (it may take the grace period) and says

@@ -29,4 +29,4 @@ pub mod terminal;
 pub mod theme;
 pub mod transcript;
 
-pub use event_loop::{TuiOptions, run};
+pub use event_loop::{TuiExit, TuiOptions, run};

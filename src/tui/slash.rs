@@ -32,6 +32,8 @@ pub enum SlashCommand {
     Image(String),
     /// List the background commands; with an id, stop that one.
     Ps(Option<String>),
+    /// List this workspace's sessions; with an id, switch to that one.
+    Resume(Option<String>),
     Quit,
 }
 
@@ -95,6 +97,11 @@ pub const COMMANDS: &[CommandInfo] = &[
         name: "image",
         args: "PATH",
         about: "Attach a PNG, JPEG, GIF or WebP image to your next message",
+    },
+    CommandInfo {
+        name: "resume",
+        args: "[ID]",
+        about: "List this workspace's sessions, or continue the one named",
     },
     CommandInfo {
         name: "ps",
@@ -168,6 +175,12 @@ fn command(name: &str, args: &str) -> Result<SlashCommand, String> {
         "init" => no_args(SlashCommand::Init),
         "status" => no_args(SlashCommand::Status),
         "ps" => ps(args),
+        "resume" if args.contains(char::is_whitespace) => {
+            Err("/resume takes one session id, as /resume lists them".into())
+        }
+        "resume" => Ok(SlashCommand::Resume(
+            Some(args.to_string()).filter(|id| !id.is_empty()),
+        )),
         "image" if args.is_empty() => Err("/image takes the path of an image file".into()),
         "image" => Ok(SlashCommand::Image(args.to_string())),
         "quit" | "exit" => no_args(SlashCommand::Quit),

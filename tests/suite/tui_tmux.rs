@@ -316,6 +316,48 @@ async fn a_resumed_session_shows_its_conversation_and_continues_it() {
     server.assert_no_violations();
 }
 
+/// `/resume` lists the workspace's sessions; `/resume ID` leaves this one for that one,
+/// whose conversation is shown and continued.
+#[tokio::test]
+async fn resume_switches_to_an_earlier_session_from_inside_the_ui() {
+    let server = ScriptedServer::start(Script::load("two_answers")).await;
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let home = tempfile::tempdir().unwrap();
+    let env = wire_env(&server, Wire::Anthropic);
+    let first = run_duet(repo.path(), home.path(), &env, &["exec", "first task"]).await;
+    assert_eq!(first.status.code(), Some(0));
+    let command = duet_command(&server, home.path(), "");
+    let Some(tmux) = Tmux::start(&command, repo.path()) else {
+        return;
+    };
+    tmux.wait_for_screen("Ask duet").await;
+    tmux.type_line("/resume");
+    let screen = tmux.wait_for_screen("/resume ID").await;
+    assert!(screen.contains("first task"), "the listing: {screen}");
+    // The listing's row of that session starts with its id.
+    let id = screen
+        .lines()
+        .find(|line| line.contains("first task") && !line.contains("ID"))
+        .and_then(|line| {
+            line.split_whitespace().find(|word| {
+                word.contains('-') && word.chars().all(|c| c.is_ascii_digit() || c == '-')
+            })
+        })
+        .unwrap_or_else(|| panic!("no session id in the listing: {screen}"))
+        .to_string();
+    tmux.type_line("/resume 1-nonexistent");
+    tmux.wait_for_screen("no session 1-nonexistent").await;
+    tmux.type_line(&format!("/resume {id}"));
+    let screen = tmux.wait_for_screen("resumed session").await;
+    assert!(screen.contains("The first answer."), "{screen}");
+    tmux.type_line("second task");
+    tmux.wait_for_screen("The second answer.").await;
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(all_text(&requests[1]).contains("first task"));
+    server.assert_no_violations();
+}
+
 #[tokio::test]
 async fn inline_mode_leaves_the_conversation_in_the_terminal_scrollback() {
     let server = ScriptedServer::start(Script::load("stream_text")).await;
