@@ -383,9 +383,23 @@ impl Shell {
         let mut env: Vec<(&str, &str)> = session::NON_INTERACTIVE_ENV.to_vec();
         // No terminal: Python would buffer its output until it exits.
         env.push(("PYTHONUNBUFFERED", "1"));
+        // The job shares the main shell's loopback, so a server it starts answers the
+        // shell's later commands: the main shell is started first if it is not running.
+        let shell_pid = {
+            let mut main = self.main.lock().await;
+            if main.as_ref().is_none_or(Session::unusable) {
+                *main = None;
+                let started = self
+                    .start(&self.root)
+                    .await
+                    .map_err(|error| JobError::Start(error.to_string()))?;
+                *main = Some(started);
+            }
+            main.as_ref().map(Session::pid)
+        };
         let (mut built, report_dir) = self
             .sandbox
-            .command(program, &["-c", command], &cwd, &env)
+            .command_sharing_network(program, &["-c", command], &cwd, &env, shell_pid)
             .await
             .map_err(|error| JobError::Start(error.to_string()))?;
         for removed in session::REMOVED_ENV {

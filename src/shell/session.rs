@@ -358,6 +358,12 @@ impl Session {
 
     /// Whether the shell must be replaced before the next command: it exited, was
     /// given up on, or is still busy with a command whose caller went away.
+    /// The process the session's terminal runs: the sandbox's launcher, where there is
+    /// one, whose network namespace a background job may share.
+    pub(super) fn pid(&self) -> i32 {
+        self.pid
+    }
+
     pub(super) fn unusable(&self) -> bool {
         self.dead || self.busy || self.exit.borrow().is_some()
     }
@@ -636,6 +642,7 @@ fn command(launch: &Launch<'_>, report_dir: Option<&Path>) -> CommandBuilder {
             let view = View {
                 workspace_read_only: launch.read_only,
                 protected: launch.protected,
+                join_network: None,
             };
             command.args(plan.arguments_for(report_dir, launch.program, shell_args, view));
             command

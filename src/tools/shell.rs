@@ -57,8 +57,8 @@ struct ShellArgs {
     /// and keeps running after the call; the result gives its job id (`bg1`) and the
     /// output of its first second. Read later output and stop it with `shell_jobs`.
     /// At most 8 run at once; all are stopped when the session ends. `timeout` does
-    /// not apply. When the sandbox isolates the network, each shell has a loopback of
-    /// its own: other calls cannot connect to its ports.
+    /// not apply. It shares the session shell's loopback: later commands reach a
+    /// server it starts on 127.0.0.1.
     #[serde(default)]
     background: bool,
 }

@@ -1,6 +1,7 @@
 //! Background commands through the agent, in the sandbox with the real `duet` binary
-//! as launcher (on the host's network: see [`sandboxed`]): a server the model starts with `shell { background: true }` answers a
-//! `curl` in a later step (loopback inside the sandbox's own network), its log is read
+//! as launcher and its network isolated: a server the model starts with `shell {
+//! background: true }` answers a `curl` in a later step (the job shares the shell's
+//! loopback, not the host's network), its log is read
 //! with `shell_jobs`, `stop` ends its whole process group, and every job dies with the
 //! agent. Checked on the host: the files served, the job list, `/proc`.
 
@@ -31,15 +32,12 @@ fn script(calls: &[(&str, serde_json::Value)]) -> Script {
     Script::from_toml(&text).expect("script")
 }
 
-/// Every launch of the sandbox gets a network namespace of its own, so a server in
-/// one is unreachable from another's loopback: these agents keep the host's network
-/// (every other layer stays).
+/// The whole sandbox, the network isolated as by default.
 fn sandboxed(setup: &mut duet::agent::AgentSetup) {
     setup.shell = ShellConfig {
         program: Some("bash".into()),
         sandbox: Some(SandboxConfig {
             launcher: Some(duet_binary()),
-            network: true,
             ..SandboxConfig::default()
         }),
         ..ShellConfig::default()
@@ -97,7 +95,7 @@ async fn wait_gone(group: u32) {
 #[tokio::test]
 async fn a_background_server_answers_a_later_step_and_stop_ends_it() {
     let repo = TestRepo::with_files(&[("marker.txt", "served-from-the-workspace\n")]);
-    // On the host's network: a port nothing listens on.
+    // A port free on the host; inside the sandbox's network every port is free.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|listener| listener.local_addr())
         .expect("a free port")

@@ -46,6 +46,9 @@ pub(crate) struct View<'a> {
     pub workspace_read_only: bool,
     /// The protected paths that exist now, mounted read-only.
     pub protected: &'a [PathBuf],
+    /// Share the network namespace of this launcher (the session's shell) instead of
+    /// making one: a background server the shell's later commands can reach.
+    pub join_network: Option<i32>,
 }
 
 /// A probe that did not give a plan: the launcher missed layers nobody accepted, or
@@ -188,10 +191,22 @@ impl Plan {
         if view.workspace_read_only {
             all.push("--workspace-read-only".into());
         }
+        // Only where the network is isolated: an open one is the host's already.
+        if let Some(pid) = view.join_network.filter(|_| !self.allows_network()) {
+            all.push("--join-network".into());
+            all.push(pid.to_string().into());
+        }
         all.push("--".into());
         all.push(program.as_os_str().to_os_string());
         all.extend(args.iter().map(OsString::from));
         all
+    }
+
+    /// Whether programs keep the host's network (`[sandbox] network = true`).
+    fn allows_network(&self) -> bool {
+        self.options
+            .iter()
+            .any(|option| option == "--allow-network")
     }
 
     /// Why the launcher of a program that did not start gave up, if that is why.

@@ -46,6 +46,12 @@ pub struct LauncherArgs {
     /// Keep the host's network.
     #[arg(long)]
     allow_network: bool,
+    /// Share the network namespace (its loopback) of this sandboxed process, a launcher
+    /// of this session, instead of making a new one: a background server is then
+    /// reachable from the shell's later commands. Never the host's own network: the
+    /// launcher refuses a process outside any network namespace of its own.
+    #[arg(long, value_name = "PID", conflicts_with = "allow_network")]
+    join_network: Option<i32>,
     /// The workspace is read-only too.
     #[arg(long)]
     workspace_read_only: bool,
@@ -167,7 +173,7 @@ pub fn run(args: &LauncherArgs) -> Result<u8, LaunchError> {
 fn outer(args: &LauncherArgs) -> Result<u8, LaunchError> {
     // Opened first: anything failing later is reported in it.
     let mut report = ReportFile::create(&args.report_dir)?;
-    let outcome = platform::enter(args.allow_network).and_then(|entered| {
+    let outcome = platform::enter(args.allow_network, args.join_network).and_then(|entered| {
         let encoded = serde_json::to_string(&entered)
             .map_err(|error| LaunchError::Setup(format!("cannot encode a result: {error}")))?;
         platform::run_inner(&encoded)
@@ -296,8 +302,14 @@ mod platform {
     use super::*;
     use crate::shell::sandbox::linux;
 
-    pub(super) fn enter(allow_network: bool) -> Result<OuterResult, LaunchError> {
-        linux::enter_namespaces(allow_network).map_err(LaunchError::Setup)
+    pub(super) fn enter(
+        allow_network: bool,
+        join_network: Option<i32>,
+    ) -> Result<OuterResult, LaunchError> {
+        match join_network {
+            Some(pid) => linux::join_namespaces(pid).map_err(LaunchError::Setup),
+            None => linux::enter_namespaces(allow_network).map_err(LaunchError::Setup),
+        }
     }
 
     /// Runs this binary again as the inner stage: the same arguments, with the outer
@@ -346,7 +358,10 @@ mod platform {
 
     const WHY: &str = "the sandbox needs Linux (namespaces, Landlock, seccomp)";
 
-    pub(super) fn enter(_allow_network: bool) -> Result<OuterResult, LaunchError> {
+    pub(super) fn enter(
+        _allow_network: bool,
+        _join_network: Option<i32>,
+    ) -> Result<OuterResult, LaunchError> {
         Ok(OuterResult {
             namespaces: Err(WHY.into()),
             network: NetworkIsolation::Open { why: WHY.into() },
@@ -441,6 +456,7 @@ mod tests {
                 read_only: vec!["/w/.git".into()],
                 hide: vec!["/home/u/.ssh".into()],
                 allow_network: true,
+                join_network: None,
                 workspace_read_only: true,
                 accept_missing: vec![LayerName::Syscalls],
                 require: vec![LayerName::Writes],

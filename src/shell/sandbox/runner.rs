@@ -243,6 +243,22 @@ impl Sandbox {
         cwd: &Path,
         env: &[(&str, &str)],
     ) -> Result<(tokio::process::Command, Option<TempDir>), SandboxError> {
+        self.command_sharing_network(program, args, cwd, env, None)
+            .await
+    }
+
+    /// [`Sandbox::command`], sharing the network namespace (the loopback) of the
+    /// sandboxed launcher `join_network` (the session's shell) where the network is
+    /// isolated, instead of a new one: for a background server the shell's later
+    /// commands reach.
+    pub async fn command_sharing_network(
+        &self,
+        program: &str,
+        args: &[&str],
+        cwd: &Path,
+        env: &[(&str, &str)],
+        join_network: Option<i32>,
+    ) -> Result<(tokio::process::Command, Option<TempDir>), SandboxError> {
         let (mut command, report_dir) = match self.plan().await? {
             None => {
                 let mut command = tokio::process::Command::new(program);
@@ -261,6 +277,7 @@ impl Sandbox {
                 let view = View {
                     workspace_read_only: self.workspace_read_only(),
                     protected: &protected,
+                    join_network,
                 };
                 command.args(plan.arguments_for(report_dir.path(), Path::new(program), args, view));
                 (command, Some(report_dir))

@@ -87,6 +87,61 @@ pub(super) fn enter_namespaces(allow_network: bool) -> Result<OuterResult, Strin
     })
 }
 
+/// Outer stage of a program that shares another sandboxed launcher's loopback (a
+/// background server the shell's later commands reach): joins that launcher's user
+/// namespace (where it has one) and network namespace, and makes new mount, process,
+/// IPC and host-name namespaces of its own as usual.
+///
+/// The namespaces are opened first and checked on the open descriptors, so a `pid`
+/// that ended and was reused names nothing this stage joins by mistake: a network
+/// namespace that is this process's own (the host's) is refused.
+pub(super) fn join_namespaces(pid: i32) -> Result<OuterResult, String> {
+    use std::os::fd::AsFd as _;
+    use std::os::unix::fs::MetadataExt as _;
+    let open = |name: &str| {
+        std::fs::File::open(format!("/proc/{pid}/ns/{name}"))
+            .map_err(|error| format!("cannot open the {name} namespace of process {pid}: {error}"))
+    };
+    let identity = |file: &std::fs::File| {
+        file.metadata()
+            .map(|meta| (meta.dev(), meta.ino()))
+            .map_err(|error| format!("cannot read a namespace: {error}"))
+    };
+    let own = |name: &str| {
+        std::fs::metadata(format!("/proc/self/ns/{name}"))
+            .map(|meta| (meta.dev(), meta.ino()))
+            .map_err(|error| format!("cannot read this process's {name} namespace: {error}"))
+    };
+    let (user, net) = (open("user")?, open("net")?);
+    if identity(&net)? == own("net")? {
+        return Err(format!(
+            "process {pid} has the host's network: refusing to share it"
+        ));
+    }
+    let joined_user = identity(&user)? != own("user")?;
+    if joined_user {
+        nix::sched::setns(user.as_fd(), CloneFlags::CLONE_NEWUSER)
+            .map_err(|error| format!("cannot join the user namespace of {pid}: {error}"))?;
+        capabilities::hand_over_to_exec()?;
+    }
+    unshare(namespace_flags(true)).map_err(|error| format!("cannot create namespaces: {error}"))?;
+    nix::sched::setns(net.as_fd(), CloneFlags::CLONE_NEWNET)
+        .map_err(|error| format!("cannot join the network namespace of {pid}: {error}"))?;
+    let user = if joined_user {
+        "the shell's user and network namespaces, own "
+    } else {
+        "(root without a user namespace) the shell's network namespace, own "
+    };
+    Ok(OuterResult {
+        namespaces: Ok(format!(
+            "{user}mount, process, IPC and host-name namespaces"
+        )),
+        network: NetworkIsolation::Isolated {
+            loopback_up: network::bring_up_loopback().is_ok(),
+        },
+    })
+}
+
 /// Maps the caller's own ids to themselves in its new user namespace, so its files
 /// keep their owner (anyone else's show as `nobody`). A process may map only its own
 /// ids from inside the namespace, root included.
@@ -227,4 +282,20 @@ fn status_field(name: &str) -> Option<String> {
         let (field, value) = line.split_once(':')?;
         (field == name).then(|| value.trim().to_string())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A launcher told to share the network of a process on the host's network (its
+    /// shell died and the pid went to another program) refuses before joining anything.
+    #[test]
+    fn sharing_the_hosts_network_is_refused() {
+        let own = i32::try_from(std::process::id()).expect("a pid");
+        let error = join_namespaces(own).expect_err("the test's own network is the host's");
+        assert!(error.contains("host's network"), "{error}");
+        let error = join_namespaces(i32::MAX).expect_err("no such process");
+        assert!(error.contains("cannot open"), "{error}");
+    }
 }
