@@ -63,6 +63,7 @@ async fn run_in_shell(shell: &Shell) {
         timeout: Duration::from_secs(10),
         cancel: &cancel,
         on_output: &mut ignore,
+        input: None,
     };
     match shell.run(request).await {
         Ok(outcome) => assert_eq!(outcome.end, End::Exited { code: 0 }, "{outcome:?}"),

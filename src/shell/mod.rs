@@ -92,6 +92,10 @@ pub struct Request<'a> {
     pub cancel: &'a CancellationToken,
     /// Receives cleaned output while the command runs, a few lines at a time.
     pub on_output: &'a mut (dyn FnMut(String) + Send),
+    /// Typed into the command's terminal the first time it stops to wait for keyboard
+    /// input (a `y` to confirm, an answer to a prompt); a second wait stops it as
+    /// usual.
+    pub input: Option<&'a str>,
 }
 
 /// What running a command came to.
@@ -538,15 +542,7 @@ async fn run_in(
     config: &ShellConfig,
     request: Request<'_>,
 ) -> Result<Outcome, ShellError> {
-    session
-        .run(
-            request.command,
-            request.timeout,
-            config,
-            request.cancel,
-            request.on_output,
-        )
-        .await
+    session.run(request, config).await
 }
 
 fn program_name(program: &Path) -> &str {

@@ -28,7 +28,7 @@ use super::framing::{COMMAND_FILE, CWD_FILE, Flavor, Frame, Scanner, new_nonce};
 use super::procfs::{self, TerminalReader};
 use super::sandbox::{Plan, View};
 use super::screen::Screen;
-use super::{End, Outcome, Recovery, ShellConfig, ShellError, ShellExit};
+use super::{End, Outcome, Recovery, Request, ShellConfig, ShellError, ShellExit};
 
 /// The terminal size commands see. Wide, so tools that fit output to the terminal
 /// (`ls`, progress bars) rarely wrap or cut lines.
@@ -47,6 +47,9 @@ const EXIT_DRAIN: Duration = Duration::from_millis(300);
 /// A suspected input wait is confirmed after this long, in case the command's end
 /// marker was already on its way.
 const INPUT_WAIT_CONFIRM: Duration = Duration::from_millis(100);
+/// How long a command given input must be quiet, reading the terminal, before the
+/// input is typed: a prompt is printed whole by then.
+const INPUT_QUIET: Duration = Duration::from_millis(300);
 /// Frames buffered between the reader thread and the session.
 const FRAME_BUFFER: usize = 64;
 const READ_BUFFER: usize = 64 * 1024;
@@ -116,6 +119,8 @@ struct Running<'a> {
     screen: Screen,
     last_output: Instant,
     on_output: &'a mut (dyn FnMut(String) + Send),
+    /// Input to type at the command's first wait for keyboard input.
+    input: Option<Vec<u8>>,
 }
 
 impl Running<'_> {
@@ -372,12 +377,16 @@ impl Session {
     /// `cancel`, stopping it in the last three cases.
     pub(super) async fn run(
         &mut self,
-        command: &str,
-        timeout: Duration,
+        request: Request<'_>,
         config: &ShellConfig,
-        cancel: &CancellationToken,
-        on_output: &mut (dyn FnMut(String) + Send),
     ) -> Result<Outcome, ShellError> {
+        let Request {
+            command,
+            timeout,
+            cancel,
+            on_output,
+            input,
+        } = request;
         // Ends of earlier, abandoned commands must not be taken for this one's.
         while self.frames.try_recv().is_ok() {}
         let id = self.next_id;
@@ -393,6 +402,7 @@ impl Session {
             screen: Screen::new(usize::from(ROWS)),
             last_output: started,
             on_output,
+            input: input.map(|text| text.as_bytes().to_vec()),
         };
         let alarms = Alarms {
             cancel: Some(cancel),
@@ -453,6 +463,17 @@ impl Session {
                 () = tokio::time::sleep_until(until) => return Stop::Deadline,
                 _ = tick.tick() => {
                     running.flush_live();
+                    if running.input.is_some()
+                        && self.input_wait(running, Some(INPUT_QUIET)).is_some()
+                        && let Some(bytes) = running.input.take()
+                    {
+                        if let Err(error) = self.type_bytes(&bytes) {
+                            tracing::warn!(%error, "typing the command's input failed");
+                        }
+                        // Its answer to the input starts a new quiet period.
+                        running.last_output = Instant::now();
+                        continue;
+                    }
                     if let Some(reader) = self.input_wait(running, alarms.input_wait) {
                         return self.confirm_input_wait(running, reader).await;
                     }
@@ -619,7 +640,11 @@ impl Session {
     }
 
     fn type_text(&mut self, text: &str) -> std::io::Result<()> {
-        self.writer.write_all(text.as_bytes())?;
+        self.type_bytes(text.as_bytes())
+    }
+
+    fn type_bytes(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.writer.write_all(bytes)?;
         self.writer.flush()
     }
 }

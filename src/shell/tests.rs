@@ -64,8 +64,25 @@ impl Harness {
                 timeout,
                 cancel: &cancel,
                 on_output: &mut ignore,
+                input: None,
             })
             .await
+    }
+
+    /// Runs `command`, typing `input` at its first wait for keyboard input.
+    async fn run_with_input(&self, command: &str, input: &str) -> Outcome {
+        let cancel = CancellationToken::new();
+        let mut ignore = |_: String| {};
+        self.shell
+            .run(Request {
+                command,
+                timeout: Duration::from_secs(10),
+                cancel: &cancel,
+                on_output: &mut ignore,
+                input: Some(input),
+            })
+            .await
+            .unwrap()
     }
 
     /// Runs `command`, which must exit normally, and returns its output.
@@ -345,6 +362,7 @@ async fn cancelling_stops_a_long_command_promptly() {
             timeout: Duration::from_secs(60),
             cancel: &cancel,
             on_output: &mut ignore,
+            input: None,
         })
         .await
         .unwrap();
@@ -377,6 +395,7 @@ async fn isolated_commands_do_not_touch_the_main_shell() {
             timeout: Duration::from_secs(10),
             cancel: &cancel,
             on_output: &mut ignore,
+            input: None,
         })
         .await
         .unwrap();
@@ -406,6 +425,7 @@ async fn live_output_arrives_in_pieces_while_the_command_runs() {
             timeout: Duration::from_secs(10),
             cancel: &cancel,
             on_output: &mut collect,
+            input: None,
         })
         .await
         .unwrap();
@@ -640,6 +660,7 @@ async fn a_shell_with_less_protection_than_probed_gets_no_command() {
             timeout: Duration::from_secs(10),
             cancel: &cancel,
             on_output: &mut ignore,
+            input: None,
         })
         .await
         .unwrap_err();
@@ -674,4 +695,35 @@ fn the_user_shell_is_used_only_when_it_is_bash_or_zsh() {
 fn program_exists(name: &str) -> bool {
     std::env::var_os("PATH")
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(name).is_file()))
+}
+
+#[tokio::test]
+async fn input_is_typed_at_the_first_wait_and_a_second_wait_stops_the_command() {
+    let h = Harness::new();
+    let outcome = h
+        .run_with_input(
+            r#"read -r -p "Continue? [y/N] " answer; echo "got:$answer""#,
+            "y\n",
+        )
+        .await;
+    assert_eq!(outcome.end, End::Exited { code: 0 }, "{outcome:?}");
+    assert!(outcome.output.contains("got:y"), "{}", outcome.output);
+    // A password prompt reads the terminal itself, not stdin: typing still answers it.
+    let outcome = h
+        .run_with_input(
+            "python3 -c 'import getpass; print(\"pw:\", getpass.getpass(\"Passphrase: \"))'",
+            "s3cret\n",
+        )
+        .await;
+    assert_eq!(outcome.end, End::Exited { code: 0 }, "{outcome:?}");
+    assert!(outcome.output.contains("pw: s3cret"), "{}", outcome.output);
+    // One answer: the second question waits, and is stopped as any input wait.
+    let outcome = h
+        .run_with_input("read -r first; read -r second; echo never", "one\n")
+        .await;
+    assert!(
+        matches!(outcome.end, End::WaitingForInput { .. }),
+        "{outcome:?}"
+    );
+    assert!(!outcome.output.contains("never"), "{}", outcome.output);
 }

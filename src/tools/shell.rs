@@ -61,6 +61,12 @@ struct ShellArgs {
     /// server it starts on 127.0.0.1.
     #[serde(default)]
     background: bool,
+    /// Text to type into the command's terminal the first time it stops to wait for
+    /// keyboard input, for a prompt that has no flag to skip it (`y\n` to confirm, an
+    /// answer to an installer's question). End each line with `\n`. Typed once; a
+    /// second wait stops the command as usual. The user sees it with the command when
+    /// asked to approve.
+    input: Option<String>,
 }
 
 /// How long a background command is watched before the call returns: long enough
@@ -106,6 +112,11 @@ impl Tool for ShellTool {
             0 => String::new(),
             more => format!(" (+{more} lines)"),
         };
+        let input = if describe::text(args, "input").is_some() {
+            " (+input)"
+        } else {
+            ""
+        };
         let isolated = if describe::flag(args, "background") {
             " (background)"
         } else if describe::flag(args, "isolated") {
@@ -114,7 +125,7 @@ impl Tool for ShellTool {
             ""
         };
         Some(CallInfo {
-            summary: format!("shell{isolated} $ {first}{more}"),
+            summary: format!("shell{isolated} $ {first}{more}{input}"),
             paths: Vec::new(),
             command: Some(command.to_string()),
         })
@@ -130,12 +141,27 @@ impl Tool for ShellTool {
             ));
         }
         if args.background {
+            if args.input.is_some() {
+                return Err(ToolError::InvalidArguments(
+                    "`input` is typed into the command's terminal, and a background \
+                     command has none: run it without `background` to answer its prompt."
+                        .into(),
+                ));
+            }
             return run_background(&args.command, ctx).await;
         }
         let limit = TimeLimit::from_args(args.timeout, ctx)?;
         let dir = ctx.shell.cwd();
         let start_dir = dir_display(&ctx.workspace, &dir);
-        approve(ctx, &args.command, &start_dir, dir).await?;
+        // What is typed at a prompt is part of what runs: the user approves both.
+        let shown = match &args.input {
+            Some(input) => format!(
+                "{}\n# typed when it waits for input: {input:?}",
+                args.command
+            ),
+            None => args.command.clone(),
+        };
+        approve(ctx, &shown, &start_dir, dir).await?;
 
         let mut live = |text: String| ctx.output.send(&ctx.call_id, text);
         let request = Request {
@@ -143,6 +169,7 @@ impl Tool for ShellTool {
             timeout: limit.duration,
             cancel: &ctx.cancel,
             on_output: &mut live,
+            input: args.input.as_deref(),
         };
         let ran = if args.isolated {
             ctx.shell.run_isolated(request).await

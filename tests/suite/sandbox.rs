@@ -60,6 +60,7 @@ async fn run_outcome(shell: &Shell, command: &str) -> Outcome {
             timeout: Duration::from_secs(20),
             cancel: &cancel,
             on_output: &mut ignore,
+            input: None,
         })
         .await
         .unwrap_or_else(|error| panic!("{command}: {error}"))
@@ -226,6 +227,7 @@ async fn a_shell_the_launcher_cannot_run_is_an_error_saying_why() {
             timeout: Duration::from_secs(10),
             cancel: &cancel,
             on_output: &mut ignore,
+            input: None,
         })
         .await
         .unwrap_err()
@@ -246,6 +248,7 @@ async fn stuck_commands_are_still_recognised_and_stopped() {
             timeout: Duration::from_secs(20),
             cancel: &cancel,
             on_output: &mut ignore,
+            input: None,
         })
         .await
         .unwrap();
@@ -259,6 +262,7 @@ async fn stuck_commands_are_still_recognised_and_stopped() {
             timeout: Duration::from_millis(300),
             cancel: &cancel,
             on_output: &mut ignore,
+            input: None,
         })
         .await
         .unwrap();

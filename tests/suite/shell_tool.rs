@@ -91,3 +91,42 @@ async fn read_only_mode_refuses_commands_that_write() {
     );
     server.assert_no_violations();
 }
+
+/// `input` answers a prompt the command stops at: typed into its terminal, so a
+/// password prompt that reads the terminal itself gets it too; the user approves the
+/// command with its input shown.
+#[tokio::test]
+async fn input_answers_a_prompt_and_is_shown_for_approval() {
+    let script = r#"
+[[turn]]
+blocks = [{ tool = "shell", args = '{"command": "read -r -p \"Overwrite? [y/N] \" yes; [ \"$yes\" = y ] && echo confirmed > answer.txt", "input": "y\n"}' }]
+
+[[turn]]
+blocks = [{ text = "Answered." }]
+"#;
+    let server = ScriptedServer::start(Script::from_toml(script).unwrap()).await;
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let mut agent = TestAgent::start(&server, Wire::Anthropic, repo.path(), ApprovalMode::Ask);
+    agent.send("answer the prompt");
+    let (call_id, request) = agent.approval_needed().await;
+    let ApprovalView::Command { command, .. } = &request else {
+        panic!("{request:?}");
+    };
+    assert!(
+        command.contains("typed when it waits for input: \"y\\n\""),
+        "{command}"
+    );
+    agent
+        .handle
+        .send(duet::agent::Command::Decide {
+            call_id,
+            decision: Decision::Approve,
+        })
+        .unwrap();
+    agent.turn_end().await;
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join("answer.txt")).unwrap(),
+        "confirmed\n"
+    );
+    server.assert_no_violations();
+}
