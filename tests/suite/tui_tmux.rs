@@ -192,6 +192,30 @@ async fn wait_for_requests(server: &ScriptedServer, count: usize) {
 }
 
 /// A shell command line that runs `duet` with only the environment a test gives it.
+/// A `duet` session in tmux on the scripted model's `script`, in a repository holding
+/// `a.txt`, started with `flags`, its prompt ready; `None` where tmux is missing.
+struct Scripted {
+    server: ScriptedServer,
+    repo: TestRepo,
+    home: tempfile::TempDir,
+    tmux: Tmux,
+}
+
+async fn scripted_session(script: &str, flags: &str) -> Option<Scripted> {
+    let server = ScriptedServer::start(Script::from_toml(script).unwrap()).await;
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let home = tempfile::tempdir().unwrap();
+    let command = duet_command(&server, home.path(), flags);
+    let tmux = Tmux::start(&command, repo.path())?;
+    tmux.wait_for_screen("Ask duet").await;
+    Some(Scripted {
+        server,
+        repo,
+        home,
+        tmux,
+    })
+}
+
 fn duet_command(server: &ScriptedServer, home: &Path, flags: &str) -> String {
     duet_command_with(server, home, flags, &[])
 }
@@ -486,14 +510,15 @@ blocks = [{ tool = "shell", args = '{"command": "trap \"\" INT; echo stubborn-st
 [[turn]]
 blocks = [{ text = "Not reached." }]
 "#;
-    let server = ScriptedServer::start(Script::from_toml(script).unwrap()).await;
-    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
-    let home = tempfile::tempdir().unwrap();
-    let command = duet_command(&server, home.path(), "--approval auto");
-    let Some(tmux) = Tmux::start(&command, repo.path()) else {
+    let Some(Scripted {
+        server,
+        repo: _repo,
+        home,
+        tmux,
+    }) = scripted_session(script, "--approval auto").await
+    else {
         return;
     };
-    tmux.wait_for_screen("Ask duet").await;
     tmux.type_line("run it");
     tmux.wait_for_screen("stubborn-started").await;
     tmux.keys(&["C-c"]);
@@ -528,14 +553,15 @@ blocks = [{ tool = "shell", args = '{"command": "sleep 5; echo slept"}' }]
 [[turn]]
 blocks = [{ text = "Done sleeping." }]
 "#;
-    let server = ScriptedServer::start(Script::from_toml(script).unwrap()).await;
-    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
-    let home = tempfile::tempdir().unwrap();
-    let command = duet_command(&server, home.path(), "--approval auto");
-    let Some(tmux) = Tmux::start(&command, repo.path()) else {
+    let Some(Scripted {
+        server,
+        repo: _repo,
+        home: _home,
+        tmux,
+    }) = scripted_session(script, "--approval auto").await
+    else {
         return;
     };
-    tmux.wait_for_screen("Ask duet").await;
     tmux.type_line("sleep a while");
     let card_line = |screen: &str| {
         screen
@@ -582,14 +608,15 @@ blocks = [{ tool = "write", args = '{"path": "calc/stats.py", "content": "def me
 [[turn]]
 blocks = [{ text = "Written." }]
 "#;
-    let server = ScriptedServer::start(Script::from_toml(script).unwrap()).await;
-    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
-    let home = tempfile::tempdir().unwrap();
-    let command = duet_command(&server, home.path(), "--approval auto");
-    let Some(tmux) = Tmux::start(&command, repo.path()) else {
+    let Some(Scripted {
+        server,
+        repo: _repo,
+        home: _home,
+        tmux,
+    }) = scripted_session(script, "--approval auto").await
+    else {
         return;
     };
-    tmux.wait_for_screen("Ask duet").await;
     tmux.type_line("write the stats module");
     let screen = tmux.wait_for_screen("Written.").await;
     let verdict = screen
@@ -608,14 +635,15 @@ blocks = [{ text = "Written." }]
 #[tokio::test]
 async fn a_bang_command_runs_in_the_shell_and_reaches_the_model() {
     let script = "[[turn]]\nblocks = [{ text = \"Noted.\" }]\n";
-    let server = ScriptedServer::start(Script::from_toml(script).unwrap()).await;
-    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
-    let home = tempfile::tempdir().unwrap();
-    let command = duet_command(&server, home.path(), "--approval ask");
-    let Some(tmux) = Tmux::start(&command, repo.path()) else {
+    let Some(Scripted {
+        server,
+        repo: _repo,
+        home: _home,
+        tmux,
+    }) = scripted_session(script, "--approval ask").await
+    else {
         return;
     };
-    tmux.wait_for_screen("Ask duet").await;
     tmux.type_line("!echo tmux-user-$((40 + 2))");
     let screen = tmux.wait_for_screen("tmux-user-42").await;
     assert!(screen.contains("! echo tmux-user-"), "the card: {screen}");
