@@ -196,7 +196,8 @@ async fn wait_for_requests(server: &ScriptedServer, count: usize) {
 /// `a.txt`, started with `flags`, its prompt ready; `None` where tmux is missing.
 struct Scripted {
     server: ScriptedServer,
-    repo: TestRepo,
+    /// The workspace duet runs in: deleted when the session is dropped.
+    _repo: TestRepo,
     home: tempfile::TempDir,
     tmux: Tmux,
 }
@@ -210,7 +211,7 @@ async fn scripted_session(script: &str, flags: &str) -> Option<Scripted> {
     tmux.wait_for_screen("Ask duet").await;
     Some(Scripted {
         server,
-        repo,
+        _repo: repo,
         home,
         tmux,
     })
@@ -510,22 +511,16 @@ blocks = [{ tool = "shell", args = '{"command": "trap \"\" INT; echo stubborn-st
 [[turn]]
 blocks = [{ text = "Not reached." }]
 "#;
-    let Some(Scripted {
-        server,
-        repo: _repo,
-        home,
-        tmux,
-    }) = scripted_session(script, "--approval auto").await
-    else {
+    let Some(session) = scripted_session(script, "--approval auto").await else {
         return;
     };
-    tmux.type_line("run it");
-    tmux.wait_for_screen("stubborn-started").await;
-    tmux.keys(&["C-c"]);
-    tmux.keys(&["C-c"]);
-    tmux.wait_for_exit().await;
-    let session = session_text(&home.path().join("state")).await;
-    let records: Vec<serde_json::Value> = session
+    session.tmux.type_line("run it");
+    session.tmux.wait_for_screen("stubborn-started").await;
+    session.tmux.keys(&["C-c"]);
+    session.tmux.keys(&["C-c"]);
+    session.tmux.wait_for_exit().await;
+    let recorded = session_text(&session.home.path().join("state")).await;
+    let records: Vec<serde_json::Value> = recorded
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())
         .collect();
@@ -536,10 +531,10 @@ blocks = [{ text = "Not reached." }]
     assert_eq!(
         kinds.iter().filter(|kind| **kind == "tool_result").count(),
         1,
-        "{session}"
+        "{recorded}"
     );
-    assert_eq!(kinds.last(), Some(&"turn_end"), "{session}");
-    server.assert_no_violations();
+    assert_eq!(kinds.last(), Some(&"turn_end"), "{recorded}");
+    session.server.assert_no_violations();
 }
 
 /// A long command does not look hung: while it runs, its card's spinner turns and its
@@ -553,27 +548,21 @@ blocks = [{ tool = "shell", args = '{"command": "sleep 5; echo slept"}' }]
 [[turn]]
 blocks = [{ text = "Done sleeping." }]
 "#;
-    let Some(Scripted {
-        server,
-        repo: _repo,
-        home: _home,
-        tmux,
-    }) = scripted_session(script, "--approval auto").await
-    else {
+    let Some(session) = scripted_session(script, "--approval auto").await else {
         return;
     };
-    tmux.type_line("sleep a while");
+    session.tmux.type_line("sleep a while");
     let card_line = |screen: &str| {
         screen
             .lines()
             .find(|line| line.contains("sleep 5"))
             .map(str::to_string)
     };
-    let first = card_line(&tmux.wait_for_screen("sleep 5").await);
+    let first = card_line(&session.tmux.wait_for_screen("sleep 5").await);
     let mut lines = vec![first.clone()];
     for _ in 0..4 {
         tokio::time::sleep(Duration::from_millis(700)).await;
-        lines.push(card_line(&tmux.screen()));
+        lines.push(card_line(&session.tmux.screen()));
     }
     let seconds: Vec<u64> = lines
         .iter()
@@ -593,8 +582,8 @@ blocks = [{ text = "Done sleeping." }]
         .filter_map(|line| line.split_whitespace().next().map(str::to_string))
         .collect();
     assert!(spinners.len() > 1, "the spinner turns: {lines:#?}");
-    tmux.wait_for_screen("Done sleeping.").await;
-    server.assert_no_violations();
+    session.tmux.wait_for_screen("Done sleeping.").await;
+    session.server.assert_no_violations();
 }
 
 /// What the check after a write found is on the write's card, not only in the model's
@@ -608,17 +597,11 @@ blocks = [{ tool = "write", args = '{"path": "calc/stats.py", "content": "def me
 [[turn]]
 blocks = [{ text = "Written." }]
 "#;
-    let Some(Scripted {
-        server,
-        repo: _repo,
-        home: _home,
-        tmux,
-    }) = scripted_session(script, "--approval auto").await
-    else {
+    let Some(session) = scripted_session(script, "--approval auto").await else {
         return;
     };
-    tmux.type_line("write the stats module");
-    let screen = tmux.wait_for_screen("Written.").await;
+    session.tmux.type_line("write the stats module");
+    let screen = session.tmux.wait_for_screen("Written.").await;
     let verdict = screen
         .lines()
         .find(|line| line.contains("lint:"))
@@ -627,7 +610,7 @@ blocks = [{ text = "Written." }]
         verdict.contains("lint: 1 new syntax error (line 2)"),
         "{screen}"
     );
-    server.assert_no_violations();
+    session.server.assert_no_violations();
 }
 
 /// `!command` runs in the session's shell with a card of its own, and its output
@@ -635,27 +618,21 @@ blocks = [{ text = "Written." }]
 #[tokio::test]
 async fn a_bang_command_runs_in_the_shell_and_reaches_the_model() {
     let script = "[[turn]]\nblocks = [{ text = \"Noted.\" }]\n";
-    let Some(Scripted {
-        server,
-        repo: _repo,
-        home: _home,
-        tmux,
-    }) = scripted_session(script, "--approval ask").await
-    else {
+    let Some(session) = scripted_session(script, "--approval ask").await else {
         return;
     };
-    tmux.type_line("!echo tmux-user-$((40 + 2))");
-    let screen = tmux.wait_for_screen("tmux-user-42").await;
+    session.tmux.type_line("!echo tmux-user-$((40 + 2))");
+    let screen = session.tmux.wait_for_screen("tmux-user-42").await;
     assert!(screen.contains("! echo tmux-user-"), "the card: {screen}");
     assert!(
-        server.requests().is_empty(),
+        session.server.requests().is_empty(),
         "no model call for the command"
     );
-    tmux.type_line("what did I run?");
-    tmux.wait_for_screen("Noted.").await;
-    let sent = all_text(&server.requests()[0]);
+    session.tmux.type_line("what did I run?");
+    session.tmux.wait_for_screen("Noted.").await;
+    let sent = all_text(&session.server.requests()[0]);
     assert!(sent.contains("tmux-user-42"), "{sent}");
-    server.assert_no_violations();
+    session.server.assert_no_violations();
 }
 
 #[tokio::test]
