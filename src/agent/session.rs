@@ -90,7 +90,7 @@ impl Agent {
                     if let Some(StepEnd::Shutdown) = self.compact_now(focus).await {
                         break;
                     }
-                    if !self.pending.is_empty() && self.run_turn().await.is_break() {
+                    if self.turn_for_waiting_messages().await.is_break() {
                         break;
                     }
                 }
@@ -98,8 +98,7 @@ impl Agent {
                     if let Ran::Shutdown = self.run_user_command(id, command).await {
                         break;
                     }
-                    // A message sent while the command ran starts its turn now.
-                    if !self.pending.is_empty() && self.run_turn().await.is_break() {
+                    if self.turn_for_waiting_messages().await.is_break() {
                         break;
                     }
                 }
@@ -107,6 +106,15 @@ impl Agent {
             }
         }
         tracing::info!("agent stopped");
+    }
+
+    /// Messages sent while the agent was busy outside a turn (a summary, the user's
+    /// command) start their turn now; breaks when the agent must stop.
+    async fn turn_for_waiting_messages(&mut self) -> std::ops::ControlFlow<()> {
+        if self.pending.is_empty() {
+            return std::ops::ControlFlow::Continue(());
+        }
+        self.run_turn().await
     }
 
     /// A new approval mode; `read-only` also makes the workspace read-only in the

@@ -19,7 +19,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::policy::{ApprovalRequest, Approver, Decision};
-use crate::tools::{OutputSink, ToolError, ToolOutput};
+use crate::tools::{OutputSink, ToolOutput};
 
 use super::protocol::{Event, MessageId};
 use super::session::Agent;
@@ -120,12 +120,9 @@ impl Agent {
     /// A `!command` that came while a turn runs: the shell is the model's until the turn
     /// ends.
     pub(super) async fn refuse_user_command_during_turn(&self, id: MessageId, command: String) {
-        let refusal = ToolError::Refused(
-            "Not run: a turn is running and the shell is the model's until it ends. Wait \
-             for it, or interrupt it (Esc), then run the command again."
-                .to_string(),
-        )
-        .to_string();
+        let refusal = "Not run: a turn is running and the shell is the model's until it \
+                       ends. Wait for it, or interrupt it (Esc), then run the command again."
+            .to_string();
         self.events
             .emit(Event::UserCommandStarted { id, command })
             .await;

@@ -686,9 +686,7 @@ impl App {
         let path = expand_home(path);
         match std::fs::metadata(&path) {
             Ok(meta) if meta.is_file() => {
-                let name = std::path::Path::new(&path)
-                    .file_name()
-                    .map_or_else(|| path.clone(), |name| name.to_string_lossy().into_owned());
+                let name = file_name(&path);
                 self.images.push(path);
                 self.notice(
                     &format!("image {name} goes with your next message"),
@@ -712,12 +710,7 @@ impl App {
         let chips = self
             .images
             .iter()
-            .map(|path| {
-                let name = std::path::Path::new(path)
-                    .file_name()
-                    .map_or_else(|| path.clone(), |name| name.to_string_lossy().into_owned());
-                format!("image: {name}")
-            })
+            .map(|path| format!("image: {}", file_name(path)))
             .collect();
         self.composer.set_chips(chips);
     }
@@ -1121,6 +1114,14 @@ fn is_image_path(text: &str) -> bool {
         .iter()
         .any(|extension| lower.ends_with(extension))
         && std::path::Path::new(&path).is_file()
+}
+
+/// The last part of `path` (`shot.png`), or `path` itself when it has none.
+fn file_name(path: &str) -> String {
+    std::path::Path::new(path).file_name().map_or_else(
+        || path.to_string(),
+        |name| name.to_string_lossy().into_owned(),
+    )
 }
 
 /// `~/x` as the user's home would have it; anything else unchanged.
