@@ -744,8 +744,9 @@ mod tests {
             .all(|(at, _)| own.iter().any(|code| printed[at..].starts_with(code)))
     }
 
-    /// Model text, thinking, tool output and results carrying OSC 52, a title, a link
-    /// and cursor movement, each split across deltas where it streams.
+    /// Model text, thinking, tool output and results, the checks' report, the user's
+    /// command and attachment names carrying OSC 52, a title, a link and cursor
+    /// movement, each split across deltas where it streams.
     fn hostile_events() -> Vec<Event> {
         let delta = |text: &str| Event::TextDelta { text: text.into() };
         let thinking = |text: &str| Event::ThinkingDelta { text: text.into() };
@@ -782,6 +783,42 @@ mod tests {
                 summary: "exit 1 \x1b[1A".into(),
                 output: "failed \x1b]52;c;eA==\x07\nnext \u{9d}0;t\u{9c}".into(),
                 checks: None,
+            },
+            // A repository's linter writes the checks' report.
+            Event::ToolRunEnd {
+                call_id: "c2".into(),
+                is_error: false,
+                summary: "edited a.py".into(),
+                output: "edited".into(),
+                checks: Some("lint: ruff: exit 1 \x1b]52;c;ZXZpbA==\x07\ndetail".into()),
+            },
+            Event::UserCommandStarted {
+                id: 9,
+                command: "cat notes \x1b]0;owned\x07".into(),
+            },
+            Event::UserCommandOutput {
+                id: 9,
+                text: "notes \x1b]52;c;eA==\x07\n".into(),
+            },
+            Event::UserCommandEnded {
+                id: 9,
+                is_error: false,
+                summary: "exit 0 \x1b]0;t\x07".into(),
+                output: "exit 0".into(),
+            },
+            // File and image names come from the repository and the user's disk.
+            Event::FilesAttached {
+                id: 3,
+                files: vec!["a\x1b]0;t\x07.rs".into()],
+                problems: vec!["@b.rs was not attached: \x1b]52;c;eA==\x07".into()],
+            },
+            Event::ImagesAttached {
+                id: 3,
+                attached: vec!["shot\x1b]0;t\x07.png".into()],
+                refused: vec!["x.png: \x1b]8;;https://evil.test\x1b\\".into()],
+            },
+            Event::CompactionSkipped {
+                reason: "the summary failed: \x1b]0;t\x07".into(),
             },
             Event::TurnEnd {
                 turn: 1,
