@@ -195,6 +195,7 @@ fn tool_ctx(root: &Path) -> ToolCtx {
         shell: Arc::new(Shell::new(&root, ShellConfig::default())),
         linter: Arc::new(Linter::new(&root, LintConfig::default())),
         output: OutputSink::default(),
+        keyboards: Default::default(),
         call_id: "bench".into(),
         cancel: CancellationToken::new(),
     }

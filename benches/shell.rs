@@ -64,6 +64,7 @@ async fn run_in_shell(shell: &Shell) {
         cancel: &cancel,
         on_output: &mut ignore,
         input: None,
+        attendant: None,
     };
     match shell.run(request).await {
         Ok(outcome) => assert_eq!(outcome.end, End::Exited { code: 0 }, "{outcome:?}"),

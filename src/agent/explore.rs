@@ -176,6 +176,7 @@ impl<'a> Exploration<'a> {
         let inner = ToolCtx {
             ledger: Arc::new(ReadLedger::default()),
             output: OutputSink::default(),
+            keyboards: Default::default(),
             cancel: ctx.cancel.child_token(),
             call_id: String::new(),
             ..ctx.clone()

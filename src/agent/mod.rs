@@ -247,6 +247,7 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
         shell: shell.clone(),
         linter: Arc::new(Linter::new(&root, setup.lint).with_sandbox(Arc::clone(&sandbox))),
         output: OutputSink::default(),
+        keyboards: Default::default(),
         call_id: String::new(),
         cancel: CancellationToken::new(),
     };

@@ -60,8 +60,33 @@ pub enum Command {
     /// never asked about, always in the sandbox; the model gets its result with the
     /// next message. Refused while a turn runs; an interrupt stops it.
     RunUserCommand { id: MessageId, command: String },
+    /// The user at the terminal of the running command `call_id` (a model's call, or
+    /// the user's own command by [`user_command_call_id`]); ignored once it ended.
+    TypeIntoCommand {
+        call_id: String,
+        input: CommandInput,
+    },
     /// End the agent task after cancelling whatever runs.
     Shutdown,
+}
+
+/// What the user does at a running command's terminal.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CommandInput {
+    /// The user turned to the command: while it has their attention, waiting for input
+    /// does not stop it (its time limit still holds).
+    Focus,
+    /// The user turned away: waiting for input stops it again, counted from now.
+    Release,
+    /// Keys, as a terminal sends them (`"y\r"`, `"\u0003"` for Ctrl-C).
+    Text { text: String },
+}
+
+/// The call id the user's own command `id` (`!command`) has in events and in
+/// [`Command::TypeIntoCommand`].
+pub fn user_command_call_id(id: MessageId) -> String {
+    format!("!{id}")
 }
 
 /// What the agent reports. Serialized as-is by `duet exec --json`.
@@ -143,6 +168,16 @@ pub enum Event {
     ToolOutputDelta {
         call_id: String,
         text: String,
+    },
+    /// The running command of `call_id` waits for keyboard input: `program` reads its
+    /// terminal, `line` is its unfinished last line (the prompt). Sent again when the
+    /// line changes while it waits; output after it means the wait is over. A front end
+    /// may answer with [`Command::TypeIntoCommand`]; unanswered, the command is stopped
+    /// after the shell's input wait.
+    CommandWaitingForInput {
+        call_id: String,
+        program: String,
+        line: String,
     },
     /// The tool finished; `output` is exactly what the model receives. After a write
     /// or an edit, `checks` is the part of `output` the post-write checks added (its

@@ -79,6 +79,9 @@ impl Agent {
                 Command::Decide { call_id, .. } => {
                     tracing::debug!(call_id, "decision while idle: nothing waits");
                 }
+                Command::TypeIntoCommand { call_id, .. } => {
+                    tracing::debug!(call_id, "keys while idle: no command runs");
+                }
                 Command::SetMode { mode } => self.set_mode(mode).await,
                 Command::WithdrawMessage { id } => self.withdraw(id).await,
                 Command::ClearConversation => {

@@ -22,7 +22,7 @@ use crate::provider::{
     Block, EventStream, ProviderError, StopReason, StreamEvent, ToolCall, ToolResult,
 };
 use crate::session::Record;
-use crate::tools::{OutputChunk, OutputSink};
+use crate::tools::{Live, OutputChunk, OutputSink};
 
 use super::conversation::AssistantDraft;
 use super::prime::StreamedPaths;
@@ -219,9 +219,7 @@ impl Agent {
                     self.start_ready(runs).await;
                 }
                 Some(chunk) = output.recv() => {
-                    self.events
-                        .emit(Event::ToolOutputDelta { call_id: chunk.call_id, text: chunk.text })
-                        .await;
+                    self.events.emit(live_event(chunk)).await;
                 }
             }
         }
@@ -333,12 +331,7 @@ impl Agent {
     /// Emits output already sent by tools, so a call's last output precedes its end.
     async fn forward_output(&self, output: &mut mpsc::UnboundedReceiver<OutputChunk>) {
         while let Ok(chunk) = output.try_recv() {
-            self.events
-                .emit(Event::ToolOutputDelta {
-                    call_id: chunk.call_id,
-                    text: chunk.text,
-                })
-                .await;
+            self.events.emit(live_event(chunk)).await;
         }
     }
 
@@ -353,6 +346,19 @@ impl Agent {
         for event in runs.cancel(reason, CANCEL_GRACE).await {
             self.events.emit(event).await;
         }
+    }
+}
+
+/// What a front end shows of a running call.
+fn live_event(chunk: OutputChunk) -> Event {
+    let call_id = chunk.call_id;
+    match chunk.live {
+        Live::Output(text) => Event::ToolOutputDelta { call_id, text },
+        Live::WaitingForInput { program, line } => Event::CommandWaitingForInput {
+            call_id,
+            program,
+            line,
+        },
     }
 }
 

@@ -21,9 +21,10 @@ use std::time::{Duration, Instant};
 
 use crate::provider::{ModelRequest, ProviderError, StopReason};
 use crate::session::Record;
+use crate::shell::UserKeys;
 
 use super::context;
-use super::protocol::{Command, Event, TurnOutcome};
+use super::protocol::{Command, CommandInput, Event, TurnOutcome};
 use super::recovery::{AfterCutOff, AfterFailure, Recovery};
 use super::repetition::RepetitionGuard;
 use super::session::Agent;
@@ -372,8 +373,25 @@ impl Agent {
                 self.refuse_user_command_during_turn(id, command).await;
                 None
             }
+            Some(Command::TypeIntoCommand { call_id, input }) => {
+                self.type_into_command(&call_id, input);
+                None
+            }
             Some(Command::Interrupt) => Some(StepEnd::Interrupted),
             Some(Command::Shutdown) | None => Some(StepEnd::Shutdown),
+        }
+    }
+
+    /// Passes the user's keys to the running command `call_id`.
+    fn type_into_command(&self, call_id: &str, input: CommandInput) {
+        let keys = match input {
+            CommandInput::Focus => UserKeys::Focus,
+            CommandInput::Release => UserKeys::Release,
+            CommandInput::Text { text } => UserKeys::Type(text.into_bytes()),
+        };
+        if !self.tool_ctx.keyboards.send(call_id, keys) {
+            // It ended while the keys were on their way.
+            tracing::debug!(call_id, "keys for a command that no longer runs dropped");
         }
     }
 

@@ -19,9 +19,9 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::policy::{ApprovalRequest, Approver, Decision};
-use crate::tools::{OutputSink, ToolOutput};
+use crate::tools::{Live, OutputSink, ToolOutput};
 
-use super::protocol::{Event, MessageId};
+use super::protocol::{Event, MessageId, user_command_call_id};
 use super::session::Agent;
 use super::step::StepEnd;
 
@@ -57,7 +57,7 @@ impl Agent {
         ctx.cancel = CancellationToken::new();
         ctx.output = OutputSink::new(output_tx);
         ctx.approver = Arc::new(UsersOwn);
-        ctx.call_id = format!("user-command-{id}");
+        ctx.call_id = user_command_call_id(id);
         let cancel = ctx.cancel.clone();
         let arguments = json!({ "command": command }).to_string();
         let prepared = self.tools.registry().prepare("shell", &arguments);
@@ -71,9 +71,7 @@ impl Agent {
             tokio::select! {
                 outcome = &mut run => break outcome,
                 Some(chunk) = output_rx.recv() => {
-                    self.events
-                        .emit(Event::UserCommandOutput { id, text: chunk.text })
-                        .await;
+                    self.events.emit(live_event(id, chunk.live)).await;
                 }
                 command = self.commands.recv(), if !cancel.is_cancelled() => {
                     match self.on_command_during_step(command).await {
@@ -88,12 +86,7 @@ impl Agent {
             }
         };
         while let Ok(chunk) = output_rx.try_recv() {
-            self.events
-                .emit(Event::UserCommandOutput {
-                    id,
-                    text: chunk.text,
-                })
-                .await;
+            self.events.emit(live_event(id, chunk.live)).await;
         }
         let (is_error, summary, output) = match outcome {
             Ok(ToolOutput {
@@ -144,4 +137,16 @@ fn user_command_note(command: &str, result: &str) -> String {
         "The user ran a command in the session's shell themselves (not a call of \
          yours):\n$ {command}\n{result}"
     )
+}
+
+/// What a front end shows of the user's running command.
+fn live_event(id: MessageId, live: Live) -> Event {
+    match live {
+        Live::Output(text) => Event::UserCommandOutput { id, text },
+        Live::WaitingForInput { program, line } => Event::CommandWaitingForInput {
+            call_id: user_command_call_id(id),
+            program,
+            line,
+        },
+    }
 }

@@ -182,6 +182,14 @@ pub fn provider_notice_line(text: &str) -> String {
     format!("note: {text}")
 }
 
+/// The line for [`super::Event::CommandWaitingForInput`]: the prompt, and who reads.
+pub fn waiting_for_input_line(program: &str, line: &str) -> String {
+    match line.trim() {
+        "" => format!("{program} waits for input"),
+        prompt => format!("{program} waits for input: {prompt}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use pretty_assertions::assert_eq;

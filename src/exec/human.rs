@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::io::Write;
 
 use super::Printer;
-use crate::agent::protocol::ApprovalView;
+use crate::agent::protocol::{ApprovalView, user_command_call_id};
 use crate::agent::wording;
 use crate::agent::{Event, TurnOutcome};
 use crate::mcp::ServerState;
@@ -311,6 +311,11 @@ impl Printer for HumanPrinter {
                     .into_owned();
                 self.tool_output(out, &text)?;
             }
+            Event::CommandWaitingForInput { program, line, .. } => {
+                let text = wording::waiting_for_input_line(program, line);
+                let line = self.paint(Style::Yellow, &sanitize(&format!("  ⌨ {text}")));
+                self.line(out, &line)?;
+            }
             Event::ImagesAttached {
                 attached, refused, ..
             } => {
@@ -343,7 +348,7 @@ impl Printer for HumanPrinter {
             Event::UserCommandOutput { id, text } => {
                 let text = self
                     .outputs
-                    .entry(format!("!{id}"))
+                    .entry(user_command_call_id(*id))
                     .or_default()
                     .push(text)
                     .into_owned();
@@ -805,6 +810,12 @@ mod tests {
                 is_error: false,
                 summary: "exit 0 \x1b]0;t\x07".into(),
                 output: "exit 0".into(),
+            },
+            // A command's prompt and program name are the command's own output.
+            Event::CommandWaitingForInput {
+                call_id: "c1".into(),
+                program: "py\x1b]0;t\x07".into(),
+                line: "Continue? \x1b]52;c;eA==\x07 \x1b]8;;https://evil.test\x1b\\".into(),
             },
             // File and image names come from the repository and the user's disk.
             Event::FilesAttached {

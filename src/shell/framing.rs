@@ -3,8 +3,11 @@
 //! each command, and the [`Scanner`] that splits the PTY's byte stream into frames.
 //!
 //! Owns: the marker format, the per-session nonce, the shell-side functions that print
-//! markers, and the environment-independent setup of the shell (no prompt, no echo,
-//! no history).
+//! markers, and the environment-independent setup of the shell (no prompt, no
+//! history; the terminal echoes as a terminal does, so what a person or the model
+//! types into a waiting command shows in its output, but control keys echo as
+//! nothing, not `^C`; the echo of the line that starts a command falls between
+//! commands and is dropped).
 //! Does not own: the PTY or the processes (`session`), rendering output (`screen`).
 //! Invariant: a marker is only recognised when it carries this session's nonce, which
 //! commands never see in their output, and the [`Scanner`] never passes on a byte of a
@@ -126,7 +129,7 @@ const BASH_RESUME_TRACE: &str = "    case $__duet_x in *x*) builtin set -x ;; es
 const BASH_INIT: &str = r#"builtin set +o history
 builtin unset HISTFILE
 PS0='' PS1='' PS2='' PS3=''
-stty -echo 2>/dev/null
+stty echo -echoctl 2>/dev/null
 builtin unset -f command_not_found_handle 2>/dev/null
 @COMMON@
 PROMPT_COMMAND='{ __duet_end; } 2>/dev/null'
@@ -138,7 +141,7 @@ builtin setopt interactive_comments
 builtin unset HISTFILE
 SAVEHIST=0
 PS1='' PROMPT='' RPROMPT='' RPS1='' PS2='' PS3=''
-stty -echo 2>/dev/null
+stty echo -echoctl 2>/dev/null
 builtin unset -f command_not_found_handler 2>/dev/null
 @COMMON@
 __duet_precmd() { { __duet_end; } 2>/dev/null; }

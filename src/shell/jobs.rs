@@ -326,6 +326,16 @@ impl Jobs {
         Ok(view)
     }
 
+    /// The process id of a job still running (the oldest), whose network namespace a
+    /// new shell can share.
+    pub(super) fn running_pid(&self) -> Option<i32> {
+        lock(&self.registry)
+            .jobs
+            .iter()
+            .find(|job| job.running())
+            .and_then(|job| i32::try_from(job.pid).ok())
+    }
+
     /// Every job, oldest first.
     pub fn list(&self) -> Vec<JobView> {
         lock(&self.registry).jobs.iter().map(Job::view).collect()

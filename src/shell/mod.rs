@@ -96,6 +96,40 @@ pub struct Request<'a> {
     /// input (a `y` to confirm, an answer to a prompt); a second wait stops it as
     /// usual.
     pub input: Option<&'a str>,
+    /// A person watching the command who can type into it; `None` when nobody can
+    /// (headless runs, tests).
+    pub attendant: Option<Attendant<'a>>,
+}
+
+/// A person at the command's terminal, through a front end: told when the command
+/// waits for keyboard input, and typing into it.
+pub struct Attendant<'a> {
+    /// What the person types, and whether the command has their attention.
+    pub keys: &'a mut tokio::sync::mpsc::UnboundedReceiver<UserKeys>,
+    /// Told when the command waits for keyboard input, and again whenever its prompt
+    /// line changes while it still waits (the person's typing echoed).
+    pub on_input_wait: &'a mut (dyn FnMut(InputWait) + Send),
+}
+
+/// What a person does at a running command's terminal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UserKeys {
+    /// They turned to the command: while it has their attention it is never stopped
+    /// for waiting for input (its time limit still holds).
+    Focus,
+    /// They turned away: waiting for input stops it again, counted from now.
+    Release,
+    /// Bytes to type, as a terminal sends them for the keys pressed.
+    Type(Vec<u8>),
+}
+
+/// A command blocked reading its terminal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputWait {
+    /// The process reading, e.g. `python3`.
+    pub program: String,
+    /// The unfinished last line of its output: usually the prompt.
+    pub line: String,
 }
 
 /// What running a command came to.
@@ -479,7 +513,28 @@ impl Shell {
     }
 
     /// Starts the configured shell, falling back to bash when `$SHELL` fails.
+    /// Starts a shell in `cwd`. While a background job runs, the shell shares its
+    /// network namespace: the job joined the main shell's, and a shell replacing that
+    /// one (after it died, or the mode's view changed) must still reach its server.
     async fn start(&self, cwd: &Path) -> Result<Session, ShellError> {
+        let Some(job) = self.jobs.running_pid() else {
+            return self.start_joining(cwd, None).await;
+        };
+        match self.start_joining(cwd, Some(job)).await {
+            Ok(session) => Ok(session),
+            Err(error) => {
+                // The job may have ended meanwhile; a shell of its own is still a shell.
+                tracing::warn!(%error, job, "shell sharing a job's network did not start");
+                self.start_joining(cwd, None).await
+            }
+        }
+    }
+
+    async fn start_joining(
+        &self,
+        cwd: &Path,
+        join_network: Option<i32>,
+    ) -> Result<Session, ShellError> {
         let sandbox = self
             .sandbox
             .plan()
@@ -502,6 +557,7 @@ impl Shell {
                 read_only: self.sandbox.workspace_read_only(),
                 protected: &protected,
                 view: self.sandbox.view(),
+                join_network,
             };
             match Session::start(&launch).await {
                 Ok(session) => return Ok(session),

@@ -396,6 +396,17 @@ impl Screen {
         out
     }
 
+    /// The line the cursor is on, as shown, trailing blanks removed: a prompt waiting
+    /// for its answer.
+    pub(super) fn cursor_line(&self) -> String {
+        let mut line = String::new();
+        if let Some(row) = self.window.get(self.row) {
+            push_rendered(&mut line, row);
+        }
+        line.truncate(line.trim_end().len());
+        line
+    }
+
     /// The whole output as text: trailing blank lines and spaces removed, ending in a
     /// newline unless empty.
     pub(super) fn text(&self) -> String {

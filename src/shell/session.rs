@@ -28,7 +28,10 @@ use super::framing::{COMMAND_FILE, CWD_FILE, Flavor, Frame, Scanner, new_nonce};
 use super::procfs::{self, TerminalReader};
 use super::sandbox::{Plan, View};
 use super::screen::Screen;
-use super::{End, Outcome, Recovery, Request, ShellConfig, ShellError, ShellExit};
+use super::{
+    Attendant, End, InputWait, Outcome, Recovery, Request, ShellConfig, ShellError, ShellExit,
+    UserKeys,
+};
 
 /// The terminal size commands see. Wide, so tools that fit output to the terminal
 /// (`ls`, progress bars) rarely wrap or cut lines.
@@ -50,6 +53,12 @@ const INPUT_WAIT_CONFIRM: Duration = Duration::from_millis(100);
 /// How long a command given input must be quiet, reading the terminal, before the
 /// input is typed: a prompt is printed whole by then.
 const INPUT_QUIET: Duration = Duration::from_millis(300);
+/// How long a watched command must be quiet, reading the terminal, before its
+/// attendant is told it waits: long enough that a command reading between bursts of
+/// output is not taken for one asking.
+const INPUT_WAIT_NOTICE: Duration = Duration::from_millis(500);
+/// The most bytes typed for one press or paste of the attendant's.
+const MAX_TYPED_BYTES: usize = 1024;
 /// Frames buffered between the reader thread and the session.
 const FRAME_BUFFER: usize = 64;
 const READ_BUFFER: usize = 64 * 1024;
@@ -121,19 +130,74 @@ struct Running<'a> {
     on_output: &'a mut (dyn FnMut(String) + Send),
     /// Input to type at the command's first wait for keyboard input.
     input: Option<Vec<u8>>,
+    /// The person who can type into the command, while their keys can still come.
+    attendant: Option<Attendant<'a>>,
+    /// The command has the attendant's attention: it is not stopped for waiting.
+    focused: bool,
+    /// The wait last reported to the attendant, not reported again unchanged.
+    reported_wait: Option<InputWait>,
+    /// Output or keys came since the wait was reported: it may have changed.
+    changed_since_report: bool,
+    /// When the attendant's check for a wait last ran.
+    wait_checked: Option<Instant>,
 }
 
 impl Running<'_> {
     fn output(&mut self, bytes: &[u8]) {
         self.screen.feed(bytes);
         self.last_output = Instant::now();
+        self.changed_since_report = true;
+    }
+
+    /// Whether to look for a wait to tell the attendant of now. Each look walks the
+    /// command's processes: without the attendant's attention, a few times a second
+    /// is enough to show a prompt; a wait already reported stands until output or
+    /// keys may have changed it.
+    fn wait_check_due(&mut self) -> bool {
+        if self.attendant.is_none() || (self.reported_wait.is_some() && !self.changed_since_report)
+        {
+            return false;
+        }
+        let every = if self.focused {
+            TICK
+        } else {
+            INPUT_WAIT_NOTICE
+        };
+        let now = Instant::now();
+        if self
+            .wait_checked
+            .is_some_and(|at| now.duration_since(at) < every)
+        {
+            return false;
+        }
+        self.wait_checked = Some(now);
+        true
     }
 
     fn flush_live(&mut self) {
         let text = self.screen.take_lines();
         if !text.is_empty() {
             (self.on_output)(text);
+            // Front ends take new output to mean the wait is over; a wait still going
+            // on is reported afresh.
+            self.reported_wait = None;
         }
+    }
+
+    /// Tells the attendant the command waits, unless it was told this already.
+    fn report_wait(&mut self, program: String) {
+        let Some(attendant) = self.attendant.as_mut() else {
+            return;
+        };
+        let wait = InputWait {
+            program,
+            line: self.screen.cursor_line(),
+        };
+        if self.reported_wait.as_ref() != Some(&wait) {
+            (attendant.on_input_wait)(wait.clone());
+            self.reported_wait = Some(wait);
+        }
+        self.changed_since_report = false;
     }
 
     fn finish_live(&mut self) {
@@ -160,6 +224,9 @@ pub(super) struct Launch<'a> {
     pub protected: &'a [PathBuf],
     /// The sandbox's view the shell starts under.
     pub view: u64,
+    /// Share the network namespace (the loopback) of this sandboxed process, where the
+    /// network is isolated: a background job's, so its server stays reachable.
+    pub join_network: Option<i32>,
 }
 
 pub(super) struct Session {
@@ -386,6 +453,7 @@ impl Session {
             cancel,
             on_output,
             input,
+            attendant,
         } = request;
         // Ends of earlier, abandoned commands must not be taken for this one's.
         while self.frames.try_recv().is_ok() {}
@@ -403,6 +471,11 @@ impl Session {
             last_output: started,
             on_output,
             input: input.map(|text| text.as_bytes().to_vec()),
+            attendant,
+            focused: false,
+            reported_wait: None,
+            changed_since_report: false,
+            wait_checked: None,
         };
         let alarms = Alarms {
             cancel: Some(cancel),
@@ -461,6 +534,14 @@ impl Session {
                 _ = self.exit.changed() => return self.shell_exited(running).await,
                 () = cancelled(alarms.cancel) => return Stop::Cancelled,
                 () = tokio::time::sleep_until(until) => return Stop::Deadline,
+                keys = next_keys(running.attendant.as_mut()) => match keys {
+                    Some(keys) => self.take_keys(running, keys),
+                    // The front end went away: nobody can type any more.
+                    None => {
+                        running.attendant = None;
+                        running.focused = false;
+                    }
+                },
                 _ = tick.tick() => {
                     running.flush_live();
                     if running.input.is_some()
@@ -474,10 +555,48 @@ impl Session {
                         running.last_output = Instant::now();
                         continue;
                     }
+                    if running.wait_check_due() {
+                        // With the attendant's attention, their typing echoed shows at
+                        // once; otherwise only a wait that lasts is worth their look.
+                        let quiet = if running.focused { Duration::ZERO } else { INPUT_WAIT_NOTICE };
+                        if let Some(reader) = self.input_wait(running, Some(quiet)) {
+                            running.report_wait(reader.program);
+                        }
+                    }
+                    if running.focused {
+                        continue;
+                    }
                     if let Some(reader) = self.input_wait(running, alarms.input_wait) {
-                        return self.confirm_input_wait(running, reader).await;
+                        match self.confirm_input_wait(running, reader).await {
+                            // The user turned to it meanwhile: it waits for them.
+                            Stop::InputWait(_) if running.focused => {}
+                            stop => return stop,
+                        }
                     }
                 }
+            }
+        }
+    }
+
+    /// Carries out what the attendant did at the command's terminal.
+    fn take_keys(&mut self, running: &mut Running<'_>, keys: UserKeys) {
+        match keys {
+            UserKeys::Focus => running.focused = true,
+            UserKeys::Release => {
+                running.focused = false;
+                // The wait before the command is stopped counts from now.
+                running.last_output = Instant::now();
+            }
+            UserKeys::Type(mut bytes) => {
+                // Writing waits while the terminal's input queue is full; a key or a
+                // short paste never fills it, a flood from a front end must not.
+                bytes.truncate(MAX_TYPED_BYTES);
+                if let Err(error) = self.type_bytes(&bytes) {
+                    tracing::warn!(%error, "typing the attendant's keys failed");
+                }
+                running.last_output = Instant::now();
+                // Unechoed (a passphrase), the keys may still have ended the wait.
+                running.changed_since_report = true;
             }
         }
     }
@@ -667,7 +786,7 @@ fn command(launch: &Launch<'_>, report_dir: Option<&Path>) -> CommandBuilder {
             let view = View {
                 workspace_read_only: launch.read_only,
                 protected: launch.protected,
-                join_network: None,
+                join_network: launch.join_network,
             };
             command.args(plan.arguments_for(report_dir, launch.program, shell_args, view));
             command
@@ -760,6 +879,14 @@ fn spawn_waiter(
             let _ = exit.send(Some(status));
         })
         .map(drop)
+}
+
+/// The attendant's next keys; never, without one.
+async fn next_keys(attendant: Option<&mut Attendant<'_>>) -> Option<UserKeys> {
+    match attendant {
+        Some(attendant) => attendant.keys.recv().await,
+        None => std::future::pending().await,
+    }
 }
 
 async fn cancelled(token: Option<&CancellationToken>) {

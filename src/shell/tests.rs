@@ -65,6 +65,7 @@ impl Harness {
                 cancel: &cancel,
                 on_output: &mut ignore,
                 input: None,
+                attendant: None,
             })
             .await
     }
@@ -80,6 +81,7 @@ impl Harness {
                 cancel: &cancel,
                 on_output: &mut ignore,
                 input: Some(input),
+                attendant: None,
             })
             .await
             .unwrap()
@@ -363,6 +365,7 @@ async fn cancelling_stops_a_long_command_promptly() {
             cancel: &cancel,
             on_output: &mut ignore,
             input: None,
+            attendant: None,
         })
         .await
         .unwrap();
@@ -396,6 +399,7 @@ async fn isolated_commands_do_not_touch_the_main_shell() {
             cancel: &cancel,
             on_output: &mut ignore,
             input: None,
+            attendant: None,
         })
         .await
         .unwrap();
@@ -426,6 +430,7 @@ async fn live_output_arrives_in_pieces_while_the_command_runs() {
             cancel: &cancel,
             on_output: &mut collect,
             input: None,
+            attendant: None,
         })
         .await
         .unwrap();
@@ -661,6 +666,7 @@ async fn a_shell_with_less_protection_than_probed_gets_no_command() {
             cancel: &cancel,
             on_output: &mut ignore,
             input: None,
+            attendant: None,
         })
         .await
         .unwrap_err();

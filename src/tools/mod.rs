@@ -15,6 +15,7 @@ mod edit;
 mod files;
 mod glob;
 mod grep;
+mod keyboard;
 mod ledger;
 mod read;
 mod shell;
@@ -41,6 +42,7 @@ use crate::provider::ToolSpec;
 use crate::shell::Shell;
 
 pub use describe::{CallInfo, describe_call};
+pub use keyboard::{AttachedKeyboard, Keyboards};
 pub use ledger::{FileStamp, ReadLedger};
 pub use workspace::{PathError, Workspace};
 
@@ -82,12 +84,21 @@ pub enum ToolError {
     Failed(String),
 }
 
-/// A piece of live output from a running call (shell output as it arrives), for
+/// Something a running call shows while it runs (shell output as it arrives), for
 /// front ends; the model gets the tool's final result.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OutputChunk {
     pub call_id: String,
-    pub text: String,
+    pub live: Live,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Live {
+    /// Output lines.
+    Output(String),
+    /// The call's command waits for keyboard input: `program` reads the terminal,
+    /// `line` is the unfinished last line (its prompt). New output ends the wait.
+    WaitingForInput { program: String, line: String },
 }
 
 /// Where a tool sends live output. Sending never blocks; without a receiver (tests,
@@ -105,11 +116,20 @@ impl OutputSink {
     }
 
     pub fn send(&self, call_id: &str, text: String) {
+        self.show(call_id, Live::Output(text));
+    }
+
+    /// Shows that the call's command waits for keyboard input.
+    pub fn waiting_for_input(&self, call_id: &str, program: String, line: String) {
+        self.show(call_id, Live::WaitingForInput { program, line });
+    }
+
+    fn show(&self, call_id: &str, live: Live) {
         if let Some(sender) = &self.sender {
             // A closed receiver means nobody is watching; the result still carries it all.
             let _ = sender.send(OutputChunk {
                 call_id: call_id.to_string(),
-                text,
+                live,
             });
         }
     }
@@ -126,6 +146,8 @@ pub struct ToolCtx {
     /// The checks run after every write and edit.
     pub linter: Arc<Linter>,
     pub output: OutputSink,
+    /// Where the user's keys for running commands arrive, by call id.
+    pub keyboards: Keyboards,
     /// The id of the call being run, for approvals and output files.
     pub call_id: String,
     /// Cancelled when the user interrupts; long-running tools should stop promptly.

@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use crate::policy::{Action, Decision};
 use crate::shell::jobs::{JobError, JobOutput, JobState, JobView};
-use crate::shell::{End, Outcome, Recovery, Request};
+use crate::shell::{Attendant, End, InputWait, Outcome, Recovery, Request};
 
 use super::describe::{self, CallInfo};
 use super::files::interrupted;
@@ -164,12 +164,21 @@ impl Tool for ShellTool {
         approve(ctx, &shown, &start_dir, dir).await?;
 
         let mut live = |text: String| ctx.output.send(&ctx.call_id, text);
+        let mut keyboard = ctx.keyboards.attach(&ctx.call_id);
+        let mut on_input_wait = |wait: InputWait| {
+            ctx.output
+                .waiting_for_input(&ctx.call_id, wait.program, wait.line)
+        };
         let request = Request {
             command: &args.command,
             timeout: limit.duration,
             cancel: &ctx.cancel,
             on_output: &mut live,
             input: args.input.as_deref(),
+            attendant: Some(Attendant {
+                keys: &mut keyboard.keys,
+                on_input_wait: &mut on_input_wait,
+            }),
         };
         let ran = if args.isolated {
             ctx.shell.run_isolated(request).await
@@ -380,7 +389,7 @@ impl Report<'_> {
                 if !self.isolated {
                     first.push_str(&format!(
                         "; the next call starts a new shell in {cwd}, so cwd, environment and \
-                         background jobs were reset"
+                         background jobs were reset (`background: true` commands keep running)"
                     ));
                 }
                 Ok(self.normal(&status, first))
@@ -514,7 +523,7 @@ impl Report<'_> {
             notes.push_str(
                 "Note: the previous shell could not be reused, so this ran in a new shell \
                  started in the workspace root; earlier cwd, environment and background jobs \
-                 are gone.\n",
+                 are gone (`background: true` commands keep running).\n",
             );
         }
         notes
@@ -590,15 +599,21 @@ mod tests {
 
     use super::*;
     use crate::policy::{ApprovalMode, ApprovalRequest, Approver};
+    use crate::shell::UserKeys;
     use crate::shell::{Shell, ShellConfig};
-    use crate::tools::OutputSink;
     use crate::tools::test_support::{Fixture, invalid, refused};
+    use crate::tools::{Live, OutputSink};
 
     /// A fixture whose shell gives up on silent input waits quickly.
     fn fixture(mode: ApprovalMode) -> Fixture {
+        fixture_waiting(mode, Duration::from_millis(500))
+    }
+
+    /// A fixture whose shell stops a command waiting for input after `input_wait`.
+    fn fixture_waiting(mode: ApprovalMode, input_wait: Duration) -> Fixture {
         let mut fixture = Fixture::with_mode(mode);
         let config = ShellConfig {
-            input_wait: Some(Duration::from_millis(500)),
+            input_wait: Some(input_wait),
             interrupt_grace: Duration::from_millis(500),
             program: Some("bash".into()),
             ..ShellConfig::default()
@@ -860,11 +875,101 @@ mod tests {
         });
         let chunk = receiver.recv().await.unwrap();
         assert_eq!(chunk.call_id, "call_test");
-        assert_eq!(chunk.text, "first\n");
+        assert_eq!(chunk.live, Live::Output("first\n".to_string()));
         assert!(!call.is_finished(), "the chunk came only with the result");
         let result = call.await.unwrap().unwrap();
         assert!(result.content.ends_with("\nfirst\nsecond\n"));
-        assert_eq!(receiver.recv().await.unwrap().text, "second\n");
+        assert_eq!(
+            receiver.recv().await.unwrap().live,
+            Live::Output("second\n".to_string())
+        );
+    }
+
+    /// Runs `command` with live output, and returns its chunks' receiver and the call.
+    fn run_watched(
+        f: &Fixture,
+        command: &str,
+    ) -> (
+        mpsc::UnboundedReceiver<crate::tools::OutputChunk>,
+        tokio::task::JoinHandle<Result<ToolOutput, ToolError>>,
+    ) {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        let mut ctx = f.ctx.clone();
+        ctx.output = OutputSink::new(sender);
+        let command = command.to_string();
+        let call =
+            tokio::spawn(async move { ShellTool.run(json!({ "command": command }), &ctx).await });
+        (receiver, call)
+    }
+
+    /// The first wait for input the call shows: its program and prompt line.
+    async fn first_wait(
+        receiver: &mut mpsc::UnboundedReceiver<crate::tools::OutputChunk>,
+    ) -> (String, String) {
+        loop {
+            let chunk = receiver
+                .recv()
+                .await
+                .expect("the call ended without waiting");
+            if let Live::WaitingForInput { program, line } = chunk.live {
+                return (program, line);
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn the_user_answers_a_prompt_the_card_shows() {
+        let f = fixture_waiting(ApprovalMode::Auto, Duration::from_secs(10));
+        let (mut receiver, call) = run_watched(
+            &f,
+            "read -r -p 'Proceed? [y/N] ' answer; echo \"answer=$answer\" > answered",
+        );
+        let (program, line) = first_wait(&mut receiver).await;
+        assert_eq!(
+            (program.as_str(), line.as_str()),
+            ("bash", "Proceed? [y/N]")
+        );
+        let keys = &f.ctx.keyboards;
+        assert!(keys.send("call_test", UserKeys::Focus));
+        assert!(keys.send("call_test", UserKeys::Type(b"y\r".to_vec())));
+        let result = call.await.unwrap().unwrap();
+        assert!(
+            result.content.contains("Proceed? [y/N] y"),
+            "{}",
+            result.content
+        );
+        let answered = std::fs::read_to_string(f.root().join("answered")).unwrap();
+        assert_eq!(answered, "answer=y\n");
+        assert!(
+            !keys.send("call_test", UserKeys::Focus),
+            "keys outlived the call"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_command_with_the_users_attention_is_not_stopped_for_waiting() {
+        let f = fixture_waiting(ApprovalMode::Auto, Duration::from_secs(1));
+        let (mut receiver, call) = run_watched(&f, "read -r -p 'Name: ' name; echo \"hi $name\"");
+        first_wait(&mut receiver).await;
+        f.ctx.keyboards.send("call_test", UserKeys::Focus);
+        tokio::time::sleep(Duration::from_millis(2500)).await;
+        assert!(!call.is_finished(), "stopped while the user had it");
+        f.ctx
+            .keyboards
+            .send("call_test", UserKeys::Type(b"Ada\r".to_vec()));
+        let result = call.await.unwrap().unwrap();
+        assert!(result.content.contains("hi Ada"), "{}", result.content);
+    }
+
+    #[tokio::test]
+    async fn a_command_the_user_turned_away_from_is_stopped_for_waiting_again() {
+        let f = fixture_waiting(ApprovalMode::Auto, Duration::from_secs(1));
+        let (mut receiver, call) = run_watched(&f, "read -r -p 'Name: ' name; echo \"hi $name\"");
+        first_wait(&mut receiver).await;
+        f.ctx.keyboards.send("call_test", UserKeys::Focus);
+        f.ctx.keyboards.send("call_test", UserKeys::Release);
+        let error = call.await.unwrap().unwrap_err();
+        assert!(error.to_string().contains("waiting for input"), "{error}");
     }
 
     #[tokio::test]

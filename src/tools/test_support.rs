@@ -42,6 +42,7 @@ impl Fixture {
             shell: Arc::new(Shell::new(&root, ShellConfig::default())),
             linter: Arc::new(Linter::new(&root, LintConfig::default())),
             output: OutputSink::default(),
+            keyboards: Default::default(),
             call_id: "call_test".into(),
             cancel: CancellationToken::new(),
         };

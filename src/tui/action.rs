@@ -20,16 +20,20 @@ pub enum Context {
     DiffReview,
     /// Approving a shell command.
     Approval,
+    /// Typing into a running command: keys it does not bind go to the command, and
+    /// [`Context::Global`] is not consulted (Ctrl-C is the command's).
+    CommandInput,
 }
 
 impl Context {
-    pub const ALL: [Context; 6] = [
+    pub const ALL: [Context; 7] = [
         Context::Global,
         Context::Composer,
         Context::Completion,
         Context::Transcript,
         Context::DiffReview,
         Context::Approval,
+        Context::CommandInput,
     ];
 
     /// The table name in `keymap.toml`.
@@ -41,6 +45,7 @@ impl Context {
             Context::Transcript => "transcript",
             Context::DiffReview => "diff_review",
             Context::Approval => "approval",
+            Context::CommandInput => "command_input",
         }
     }
 
@@ -115,6 +120,8 @@ actions! {
     DeleteForward => "delete_forward", "delete forward", "Delete the character under the cursor";
     DeleteWordBack => "delete_word_back", "delete word", "Delete the word before the cursor";
     ClearInput => "clear_input", "clear", "Clear the input";
+    TypeIntoCommand => "type_into_command", "type into command", "Type into a command waiting for input (a y/n, a passphrase)";
+    ReleaseCommand => "release_command", "stop typing", "Stop typing into the command: keys go to duet again";
     EditMessage => "edit_message", "edit in $EDITOR", "Write the message in $EDITOR; what you save comes back here, not sent";
     WithdrawPending => "withdraw_pending", "take back", "Take back the last message that is still waiting to be delivered";
     CompletionPrev => "completion_prev", "previous", "Choose the previous file in the @ list";

@@ -12,6 +12,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout};
 
+use crate::agent::protocol::CommandInput;
 use crate::agent::{AgentHandle, Command, Event, MessageId, TurnOutcome};
 use crate::mcp::ServerState;
 use crate::policy::ApprovalMode;
@@ -28,8 +29,9 @@ use super::pending::{Pending, Withdrawal};
 use super::review::{ReviewOutcome, ReviewQueue};
 use super::slash::{self, SlashCommand};
 use super::status::{Activity, McpSummary, StatusInfo, render_status};
+use super::terminal_keys;
 use super::theme::Theme;
-use super::transcript::{NoticeKind, Transcript};
+use super::transcript::{InputHints, NoticeKind, Transcript};
 
 /// How long a first Ctrl-C (or idle Esc) waits for the second one that quits.
 const QUIT_WINDOW: Duration = Duration::from_secs(2);
@@ -141,6 +143,9 @@ pub struct App {
     turn_running: bool,
     /// The user's own command (`!command`) runs: Esc stops it, messages wait for it.
     command_running: bool,
+    /// The running command the user types into (its call id): keys go to it, not to
+    /// duet, until Esc or its end.
+    typing_into: Option<String>,
     /// Whether the terminal has the focus (as its focus events said; assumed until
     /// one says otherwise).
     focused: bool,
@@ -174,8 +179,10 @@ impl App {
         }
         let mut composer = Composer::new(theme.clone());
         composer.set_completion_footer(completion_footer(&keymap));
+        let mut transcript = Transcript::new(theme.clone());
+        transcript.set_input_hints(input_hints(&keymap));
         Self {
-            transcript: Transcript::new(theme.clone()),
+            transcript,
             review,
             composer,
             theme,
@@ -191,6 +198,7 @@ impl App {
             mcp: Vec::new(),
             turn_running: false,
             command_running: false,
+            typing_into: None,
             focused: true,
             bell: None,
             notification: None,
@@ -357,6 +365,11 @@ impl App {
                 effect = Effect::RefreshGit;
             }
             Event::ApprovalNeeded { .. } => self.call_back("an approval waits for you"),
+            Event::CommandWaitingForInput { call_id, .. }
+                if self.typing_into.as_deref() != Some(call_id.as_str()) =>
+            {
+                self.call_back("a command waits for input")
+            }
             Event::TurnEnd { outcome, .. } => {
                 self.call_back(&format!("turn {}", outcome.kind().replace('_', " ")));
                 self.changing_calls.clear();
@@ -374,6 +387,16 @@ impl App {
             ReviewOutcome::Ignored | ReviewOutcome::Changed | ReviewOutcome::OpenEditor { .. } => {}
         }
         let transcript_changed = self.transcript.on_event(event, now);
+        if self
+            .typing_into
+            .as_ref()
+            .is_some_and(|call_id| !self.transcript.is_running(call_id))
+        {
+            // The command ended (or the turn did): the keys are duet's again.
+            // The card's end redraws it.
+            self.typing_into = None;
+            self.transcript.set_typing_into(None);
+        }
         self.sync_pending_view();
         match effect {
             // Streamed text that only queued up behind lines still being revealed
@@ -485,6 +508,9 @@ impl App {
         if key.kind == KeyEventKind::Release {
             return Effect::Nothing;
         }
+        if self.typing_into.is_some() {
+            return self.key_for_command(&key);
+        }
         if self.review.is_open() && self.review.is_typing() {
             let outcome = self.review.handle_text(key);
             return self.review_outcome(outcome);
@@ -520,6 +546,59 @@ impl App {
         self.action(action, now)
     }
 
+    /// A key while the user types into a command: Esc (or what the keymap binds) gives
+    /// the keys back, every other key goes to the command.
+    fn key_for_command(&mut self, key: &KeyEvent) -> Effect {
+        if self.keymap.action_in(Context::CommandInput, key) == Some(Action::ReleaseCommand) {
+            return self.stop_typing();
+        }
+        match terminal_keys::key_bytes(key).and_then(|bytes| String::from_utf8(bytes).ok()) {
+            Some(text) => self.type_into_command(text),
+            None => Effect::Nothing,
+        }
+    }
+
+    /// Sends `text` to the command the user types into.
+    fn type_into_command(&mut self, text: String) -> Effect {
+        if let Some(call_id) = self.typing_into.clone() {
+            self.send(Command::TypeIntoCommand {
+                call_id,
+                input: CommandInput::Text { text },
+            });
+        }
+        Effect::Nothing
+    }
+
+    /// Ctrl-Y: the newest command waiting for input gets the keys.
+    fn start_typing(&mut self) -> Effect {
+        let Some(call_id) = self.transcript.waiting_command() else {
+            self.notice(
+                "no running command waits for input (a card says when one does)",
+                NoticeKind::Info,
+            );
+            return Effect::Redraw;
+        };
+        self.send(Command::TypeIntoCommand {
+            call_id: call_id.clone(),
+            input: CommandInput::Focus,
+        });
+        self.transcript.set_typing_into(Some(&call_id));
+        self.typing_into = Some(call_id);
+        Effect::Redraw
+    }
+
+    /// Esc while typing into a command: keys go to duet again.
+    fn stop_typing(&mut self) -> Effect {
+        if let Some(call_id) = self.typing_into.take() {
+            self.send(Command::TypeIntoCommand {
+                call_id,
+                input: CommandInput::Release,
+            });
+        }
+        self.transcript.set_typing_into(None);
+        Effect::Redraw
+    }
+
     /// Text that no binding claimed: typed into the composer (plain and shifted keys).
     fn typed(&mut self, key: KeyEvent) -> Effect {
         let KeyCode::Char(c) = key.code else {
@@ -538,6 +617,9 @@ impl App {
     }
 
     pub fn on_paste(&mut self, text: &str, now: Instant) -> Effect {
+        if self.typing_into.is_some() {
+            return self.type_into_command(text.to_string());
+        }
         if !self.review.is_open() && is_image_path(text) {
             self.attach_image(text);
             return Effect::Redraw;
@@ -593,6 +675,7 @@ impl App {
             Action::ToggleHelp => self.help_open = true,
             Action::WithdrawPending => self.withdraw_pending(),
             Action::EditMessage => return self.edit_message(),
+            Action::TypeIntoCommand => return self.start_typing(),
             _ => {}
         }
         if self.transcript.handle(action) {
@@ -929,6 +1012,8 @@ impl App {
             Activity::WaitingForApproval(waiting)
         } else if self.interrupting {
             Activity::Interrupting
+        } else if self.typing_into.is_some() {
+            Activity::TypingIntoCommand
         } else if self.running_tools > 0 {
             Activity::RunningTools(self.running_tools)
         } else if self.command_running {
@@ -975,7 +1060,7 @@ impl App {
             self.composer.render_completion(main, buf);
         }
         render_status(&self.status_info(), &self.theme, status, buf);
-        let cursor = (!self.review.is_open() && !self.help_open)
+        let cursor = (!self.review.is_open() && !self.help_open && self.typing_into.is_none())
             .then(|| self.composer.cursor_position(input))
             .flatten();
         Drawn { cursor, scroll }
@@ -1037,6 +1122,18 @@ fn hints(keymap: &Keymap, context: Context) -> Vec<(String, String)> {
         .into_iter()
         .map(|(keys, action)| (keys.join("/"), action.short().to_string()))
         .collect()
+}
+
+/// The hints a card waiting for input shows: how to type into it and how to stop.
+fn input_hints(keymap: &Keymap) -> InputHints {
+    let hint = |context, action: Action| match keymap.key_for(context, action) {
+        Some(key) => format!("{key} {}", action.short()),
+        None => format!("{} (no key bound)", action.short()),
+    };
+    InputHints {
+        focus: hint(Context::Global, Action::TypeIntoCommand),
+        release: hint(Context::CommandInput, Action::ReleaseCommand),
+    }
 }
 
 /// What `/init` asks of the model: an AGENTS.md written the usual way, as an edit the
@@ -1914,5 +2011,105 @@ mod tests {
             approval.contains("$ cat notes⟨U+202E⟩txt.sh⟨U+200B⟩ ⟨U+001B⟩[2K"),
             "{approval}"
         );
+    }
+
+    /// A turn whose shell call `s` runs and waits at `prompt`.
+    fn command_waiting(h: &mut Harness, prompt: &str) {
+        h.say("clean up");
+        h.sent();
+        for event in [
+            Event::ToolCallBegin {
+                call_id: "s".into(),
+                name: "shell".into(),
+            },
+            Event::ToolRunBegin {
+                call_id: "s".into(),
+            },
+            Event::CommandWaitingForInput {
+                call_id: "s".into(),
+                program: "rm".into(),
+                line: prompt.into(),
+            },
+        ] {
+            h.event(event);
+        }
+    }
+
+    fn typed(text: &str) -> Command {
+        Command::TypeIntoCommand {
+            call_id: "s".into(),
+            input: CommandInput::Text { text: text.into() },
+        }
+    }
+
+    #[test]
+    fn ctrl_y_gives_the_keys_to_the_waiting_command_and_esc_takes_them_back() {
+        let mut h = Harness::new();
+        command_waiting(&mut h, "remove build?");
+        h.ctrl('y');
+        let focus = Command::TypeIntoCommand {
+            call_id: "s".into(),
+            input: CommandInput::Focus,
+        };
+        assert_eq!(h.sent(), [focus]);
+        assert!(h.screen().contains("⌨ typing into a command"));
+        // Every key goes to the command as a terminal sends it: Ctrl-C included, which
+        // would otherwise quit or arm quitting.
+        h.type_text("y");
+        h.key(KeyCode::Enter);
+        h.ctrl('c');
+        h.key(KeyCode::Up);
+        h.app.on_paste("pasted", h.now);
+        assert_eq!(
+            h.sent(),
+            [
+                typed("y"),
+                typed("\r"),
+                typed("\u{3}"),
+                typed("\u{1b}[A"),
+                typed("pasted")
+            ]
+        );
+        assert!(
+            h.app.composer.is_empty(),
+            "nothing was typed into the message"
+        );
+        h.key(KeyCode::Esc);
+        let release = Command::TypeIntoCommand {
+            call_id: "s".into(),
+            input: CommandInput::Release,
+        };
+        assert_eq!(h.sent(), [release]);
+        // The keys are duet's again: Esc interrupts.
+        h.key(KeyCode::Esc);
+        assert_eq!(h.sent(), [Command::Interrupt]);
+    }
+
+    #[test]
+    fn the_keys_return_to_duet_when_the_command_ends() {
+        let mut h = Harness::new();
+        command_waiting(&mut h, "remove build?");
+        h.ctrl('y');
+        h.sent();
+        h.event(Event::ToolRunEnd {
+            call_id: "s".into(),
+            is_error: false,
+            summary: "exit 0".into(),
+            output: String::new(),
+            checks: None,
+        });
+        h.type_text("thanks");
+        assert_eq!(h.sent(), []);
+        assert_eq!(h.app.composer.text(), "thanks");
+    }
+
+    #[test]
+    fn ctrl_y_without_a_waiting_command_says_so() {
+        let mut h = Harness::new();
+        h.ctrl('y');
+        assert_eq!(h.sent(), []);
+        assert!(h.screen().contains("no running command waits for input"));
+        h.type_text("hi");
+        assert_eq!(h.app.composer.text(), "hi");
     }
 }

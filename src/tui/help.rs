@@ -96,13 +96,7 @@ pub fn render_help(keymap: &Keymap, theme: &Theme, area: Rect, buf: &mut Buffer)
 
 /// How to scroll and close, in the user's own keys.
 fn footer(keymap: &Keymap) -> String {
-    let key = |action: Action| {
-        keymap
-            .bindings(Context::Global)
-            .into_iter()
-            .find(|(_, bound)| *bound == action)
-            .map(|(label, _)| label)
-    };
+    let key = |action: Action| keymap.key_for(Context::Global, action);
     let scroll = match (key(Action::PageUp), key(Action::PageDown)) {
         (Some(up), Some(down)) => format!("↑↓ {up} {down} scroll"),
         _ => "↑↓ scroll".to_string(),
@@ -121,6 +115,7 @@ fn heading(context: Context) -> &'static str {
         Context::Transcript => "Reading the conversation",
         Context::DiffReview => "Reviewing an edit",
         Context::Approval => "Approving a command",
+        Context::CommandInput => "Typing into a running command",
     }
 }
 

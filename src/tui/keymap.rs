@@ -158,6 +158,23 @@ impl Keymap {
             })
     }
 
+    /// The action `event` triggers in `context` alone, without [`Context::Global`].
+    pub fn action_in(&self, context: Context, event: &KeyEvent) -> Option<Action> {
+        let key = Key::from_event(event)?;
+        self.contexts
+            .get(&context)?
+            .iter()
+            .find(|binding| binding.key == key)
+            .map(|binding| binding.action)
+    }
+
+    /// The label of the first key bound to `action` in `context` (`ctrl-y`).
+    pub fn key_for(&self, context: Context, action: Action) -> Option<String> {
+        self.bindings(context)
+            .into_iter()
+            .find_map(|(key, bound)| (bound == action).then_some(key))
+    }
+
     /// Every key bound in `context` with its label (`Ctrl-C`, `↑`), in file order.
     pub fn bindings(&self, context: Context) -> Vec<(String, Action)> {
         self.contexts

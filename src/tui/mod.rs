@@ -26,6 +26,7 @@ pub mod setup;
 pub mod slash;
 pub mod status;
 pub mod terminal;
+mod terminal_keys;
 pub mod theme;
 pub mod transcript;
 

@@ -61,6 +61,8 @@ pub enum Activity {
     WaitingForApproval(usize),
     /// An interrupt was sent and is being honoured.
     Interrupting,
+    /// The user's keys go to a running command.
+    TypingIntoCommand,
 }
 
 /// How much a part of the bar matters: the lowest goes first when space runs out.
@@ -256,6 +258,11 @@ fn activity(activity: Activity, theme: &Theme) -> Part {
             theme.warning.add_modifier(Modifier::BOLD),
         ),
         Activity::Interrupting => busy("■ interrupting…".into(), "■".into(), theme.warning),
+        Activity::TypingIntoCommand => busy(
+            "⌨ typing into a command".into(),
+            "⌨".into(),
+            theme.accent.add_modifier(Modifier::BOLD),
+        ),
     }
 }
 

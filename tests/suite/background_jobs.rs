@@ -191,3 +191,60 @@ async fn every_job_dies_with_the_agent() {
     }
     assert!(agent.handle.jobs().is_empty());
 }
+
+/// The main shell dies (`exit`) after the model started a server: the shell that
+/// replaces it shares the job's network, so the server still answers.
+#[tokio::test]
+async fn a_background_server_still_answers_after_the_shell_is_replaced() {
+    let repo = TestRepo::with_files(&[("marker.txt", "still-served\n")]);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port();
+    let server_command = format!("python3 -m http.server {port} --bind 127.0.0.1");
+    let probe = format!(
+        "for i in $(seq 100); do curl -sf http://127.0.0.1:{port}/marker.txt && break; \
+         sleep 0.1; done"
+    );
+    let server = ScriptedServer::start(script(&[
+        (
+            "shell",
+            serde_json::json!({"command": server_command, "background": true}),
+        ),
+        ("shell", serde_json::json!({"command": "exit 3"})),
+        (
+            "shell",
+            serde_json::json!({"command": probe, "timeout": 30}),
+        ),
+        (
+            "shell_jobs",
+            serde_json::json!({"action": "stop", "id": "bg1"}),
+        ),
+    ]))
+    .await;
+    let mut agent = TestAgent::start_with(
+        &server,
+        Wire::Anthropic,
+        repo.path(),
+        ApprovalMode::Auto,
+        sandboxed,
+    );
+    agent.send("start a server, restart the shell, fetch the marker");
+    approve_until_turn_end(&mut agent).await;
+    let requests = server.requests();
+    let exited = tool_results(&requests[2]).pop().expect("a result");
+    assert!(
+        exited.content.contains("the shell itself exited"),
+        "the shell is gone: {}",
+        exited.content
+    );
+    let fetched = tool_results(&requests[3]).pop().expect("a result");
+    assert!(
+        fetched.content.contains("still-served"),
+        "{}",
+        fetched.content
+    );
+    let jobs = agent.handle.jobs();
+    wait_gone(jobs[0].pid).await;
+    server.assert_no_violations();
+}

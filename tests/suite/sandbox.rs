@@ -61,6 +61,7 @@ async fn run_outcome(shell: &Shell, command: &str) -> Outcome {
             cancel: &cancel,
             on_output: &mut ignore,
             input: None,
+            attendant: None,
         })
         .await
         .unwrap_or_else(|error| panic!("{command}: {error}"))
@@ -228,6 +229,7 @@ async fn a_shell_the_launcher_cannot_run_is_an_error_saying_why() {
             cancel: &cancel,
             on_output: &mut ignore,
             input: None,
+            attendant: None,
         })
         .await
         .unwrap_err()
@@ -249,6 +251,7 @@ async fn stuck_commands_are_still_recognised_and_stopped() {
             cancel: &cancel,
             on_output: &mut ignore,
             input: None,
+            attendant: None,
         })
         .await
         .unwrap();
@@ -263,6 +266,7 @@ async fn stuck_commands_are_still_recognised_and_stopped() {
             cancel: &cancel,
             on_output: &mut ignore,
             input: None,
+            attendant: None,
         })
         .await
         .unwrap();

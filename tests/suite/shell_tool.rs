@@ -1,8 +1,9 @@
 //! The `shell` tool through the agent, over both wires: live output and a result with
-//! the exit status; approval of the command in ask mode; refusal in read-only mode.
+//! the exit status; approval of the command in ask mode; refusal in read-only mode;
+//! answering a command that waits for input, by the model or by the user.
 
-use duet::agent::Event;
-use duet::agent::protocol::ApprovalView;
+use duet::agent::protocol::{ApprovalView, CommandInput, user_command_call_id};
+use duet::agent::{Command, Event};
 use duet::policy::{ApprovalMode, CommandClass, Decision, Reason};
 use duet::provider::Wire;
 
@@ -118,7 +119,7 @@ blocks = [{ text = "Answered." }]
     );
     agent
         .handle
-        .send(duet::agent::Command::Decide {
+        .send(Command::Decide {
             call_id,
             decision: Decision::Approve,
         })
@@ -129,4 +130,97 @@ blocks = [{ text = "Answered." }]
         "confirmed\n"
     );
     server.assert_no_violations();
+}
+
+/// Waits until the command of `call_id` shows its prompt, then types `keys` into it as
+/// a front end does: focus first, then the keys.
+async fn answer_prompt(agent: &mut TestAgent, call_id: &str, prompt: &str, keys: &str) {
+    agent
+        .wait_for("the prompt", |event| {
+            matches!(event, Event::CommandWaitingForInput { call_id: id, line, .. }
+                if id == call_id && line == prompt)
+        })
+        .await;
+    for input in [
+        CommandInput::Focus,
+        CommandInput::Text { text: keys.into() },
+    ] {
+        agent
+            .handle
+            .send(Command::TypeIntoCommand {
+                call_id: call_id.into(),
+                input,
+            })
+            .unwrap();
+    }
+}
+
+/// The user types into the model's command that waits for input: the answer reaches
+/// the command (a file on the host says so) and the model sees the exchange.
+#[tokio::test]
+async fn the_user_types_the_answer_into_the_models_waiting_command() {
+    let script = r#"
+[[turn]]
+blocks = [{ tool = "shell", args = '{"command": "read -r -p \"Deploy to staging? [y/N] \" yes; [ \"$yes\" = y ] && echo deployed > answer.txt"}' }]
+
+[[turn]]
+blocks = [{ text = "Deployed." }]
+"#;
+    let server = ScriptedServer::start(Script::from_toml(script).unwrap()).await;
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let mut agent = TestAgent::start(&server, Wire::OpenAiChat, repo.path(), ApprovalMode::Auto);
+    agent.send("deploy");
+    let call_id = match agent
+        .wait_for("the call", |e| matches!(e, Event::ToolRunBegin { .. }))
+        .await
+    {
+        Event::ToolRunBegin { call_id } => call_id,
+        _ => unreachable!(),
+    };
+    answer_prompt(&mut agent, &call_id, "Deploy to staging? [y/N]", "y\r").await;
+    agent.turn_end().await;
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join("answer.txt")).unwrap(),
+        "deployed\n"
+    );
+    let result = &tool_results(&server.requests()[1])[0];
+    assert!(!result.is_error, "{result:?}");
+    assert!(
+        result.content.contains("Deploy to staging? [y/N] y"),
+        "{}",
+        result.content
+    );
+    server.assert_no_violations();
+}
+
+/// The user's own `!command` takes their keys the same way.
+#[tokio::test]
+async fn the_user_types_into_their_own_waiting_command() {
+    let server = ScriptedServer::start(Script::from_toml("[[turn]]\nblocks = []\n").unwrap()).await;
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let mut agent = TestAgent::start(&server, Wire::Anthropic, repo.path(), ApprovalMode::Ask);
+    let id = 7_000;
+    agent
+        .handle
+        .send(Command::RunUserCommand {
+            id,
+            command: "read -r -p 'Name: ' name; echo \"$name\" > name.txt".into(),
+        })
+        .unwrap();
+    answer_prompt(&mut agent, &user_command_call_id(id), "Name:", "Ada\r").await;
+    agent
+        .wait_for("the command's end", |e| {
+            matches!(
+                e,
+                Event::UserCommandEnded {
+                    is_error: false,
+                    ..
+                }
+            )
+        })
+        .await;
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join("name.txt")).unwrap(),
+        "Ada\n"
+    );
 }

@@ -197,7 +197,7 @@ async fn wait_for_requests(server: &ScriptedServer, count: usize) {
 struct Scripted {
     server: ScriptedServer,
     /// The workspace duet runs in: deleted when the session is dropped.
-    _repo: TestRepo,
+    repo: TestRepo,
     home: tempfile::TempDir,
     tmux: Tmux,
 }
@@ -211,7 +211,7 @@ async fn scripted_session(script: &str, flags: &str) -> Option<Scripted> {
     tmux.wait_for_screen("Ask duet").await;
     Some(Scripted {
         server,
-        _repo: repo,
+        repo,
         home,
         tmux,
     })
@@ -632,6 +632,43 @@ async fn a_bang_command_runs_in_the_shell_and_reaches_the_model() {
     session.tmux.wait_for_screen("Noted.").await;
     let sent = all_text(&session.server.requests()[0]);
     assert!(sent.contains("tmux-user-42"), "{sent}");
+    session.server.assert_no_violations();
+}
+
+/// A command the model started asks a question; the card says so, Ctrl-Y gives the
+/// keys to it, `y` and Enter answer it, and Esc is not needed: its end gives the keys
+/// back. The answer lands on the host and the model sees the exchange.
+#[tokio::test]
+async fn typing_y_into_a_command_that_waits_for_input() {
+    let script = r#"
+[[turn]]
+blocks = [{ tool = "shell", args = '{"command": "read -r -p \"Deploy to staging? [y/N] \" yes; [ \"$yes\" = y ] && echo deployed > answer.txt"}' }]
+
+[[turn]]
+blocks = [{ text = "Deployed, as you said." }]
+"#;
+    let Some(session) = scripted_session(script, "--approval auto").await else {
+        return;
+    };
+    session.tmux.type_line("deploy it");
+    let screen = session.tmux.wait_for_screen("waits for input").await;
+    assert!(screen.contains("Deploy to staging? [y/N]"), "{screen}");
+    assert!(screen.contains("Ctrl-Y"), "the card says how: {screen}");
+    session.tmux.keys(&["C-y"]);
+    session.tmux.wait_for_screen("typing into").await;
+    session.tmux.keys(&["y"]);
+    session.tmux.wait_for_screen("[y/N] y").await;
+    session.tmux.keys(&["Enter"]);
+    session.tmux.wait_for_screen("Deployed, as you said.").await;
+    assert_eq!(
+        std::fs::read_to_string(session.repo.path().join("answer.txt")).unwrap(),
+        "deployed\n"
+    );
+    let sent = all_text(&session.server.requests()[1]);
+    assert!(sent.contains("Deploy to staging? [y/N] y"), "{sent}");
+    // The keys are duet's again: typing goes into the message.
+    session.tmux.keys(&["-l", "thanks"]);
+    session.tmux.wait_for_screen("thanks").await;
     session.server.assert_no_violations();
 }
 

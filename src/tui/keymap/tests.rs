@@ -270,7 +270,7 @@ keys = []
         "/c/keymap.toml:6: composer.ctrl-s: already bound on line 5",
         "/c/keymap.toml:7: composer: unknown field `colour` (valid: on, run, desc)",
         "/c/keymap.toml:8: composer: `on` must be a key or a list of keys",
-        "/c/keymap.toml:10: [sidebar]: unknown context (valid: global, composer, completion, transcript, diff_review, approval)",
+        "/c/keymap.toml:10: [sidebar]: unknown context (valid: global, composer, completion, transcript, diff_review, approval, command_input)",
     ];
     for (error, start) in errors.iter().zip(expected_starts) {
         assert!(

@@ -140,6 +140,31 @@ impl TextCell {
         Self { lines, cache: None }
     }
 
+    /// Adds a line of chips under the text (`[image: shot.png]`), what went with it.
+    pub fn add_chips(&mut self, chips: &[String], style: Style) {
+        let spans = chips
+            .iter()
+            .flat_map(|chip| {
+                [
+                    Span::styled(format!("[{}]", sanitize(chip)), style),
+                    Span::raw(" "),
+                ]
+            })
+            .collect();
+        let indent = self
+            .lines
+            .first()
+            .map(|line| {
+                [Span::raw(
+                    " ".repeat(line.first.iter().map(Span::width).sum()),
+                )]
+            })
+            .unwrap_or_else(|| [Span::raw("")]);
+        self.lines
+            .push(LogicalLine::new(spans).with_gutter(&indent, &indent));
+        self.cache = None;
+    }
+
     fn rows(&mut self, width: u16) -> &[Line<'static>] {
         let cache = match self.cache.take() {
             Some((cached_width, rows)) if cached_width == width => (width, rows),

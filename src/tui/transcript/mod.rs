@@ -93,6 +93,19 @@ pub struct Transcript {
     window: Option<(ratatui::layout::Rect, usize)>,
     /// Cells already handed out by [`Transcript::take_finished`].
     taken: usize,
+    /// How a card waiting for input says to type into it, and to stop typing.
+    input_hints: InputHints,
+    /// The call whose command the user's keys go to.
+    typing_into: Option<String>,
+}
+
+/// The key hints a card shows while its command waits for input.
+#[derive(Clone, Debug, Default)]
+pub struct InputHints {
+    /// How to start typing into the command (`ctrl-y to type into it`).
+    pub focus: String,
+    /// How to give the keys back (`esc to stop typing`).
+    pub release: String,
 }
 
 impl Transcript {
@@ -112,6 +125,68 @@ impl Transcript {
             clock_shown: None,
             window: None,
             taken: 0,
+            input_hints: InputHints::default(),
+            typing_into: None,
+        }
+    }
+
+    /// Shows the images a message went with as chips under it: the message is the last
+    /// cell, just delivered. False when there is no such cell to add them to (none
+    /// attached, or inline mode already wrote it to the scrollback).
+    fn add_image_chips(&mut self, attached: &[String]) -> bool {
+        if attached.is_empty() {
+            return false;
+        }
+        let index = self.cells.len().saturating_sub(1);
+        if index < self.taken {
+            return false;
+        }
+        let chips: Vec<String> = attached
+            .iter()
+            .map(|name| format!("image: {name}"))
+            .collect();
+        let style = self.theme.accent;
+        let Some(Cell::User(cell)) = self.cells.get_mut(index).map(|entry| &mut entry.cell) else {
+            return false;
+        };
+        cell.add_chips(&chips, style);
+        self.touch(index);
+        true
+    }
+
+    /// The hints cards waiting for input show, from the keymap.
+    pub fn set_input_hints(&mut self, hints: InputHints) {
+        self.input_hints = hints;
+    }
+
+    /// The newest running command that waits for keyboard input.
+    pub fn waiting_command(&self) -> Option<String> {
+        self.cards
+            .iter()
+            .filter(|&(_, &index)| self.card(index).is_some_and(ToolCard::is_waiting_for_input))
+            .max_by_key(|&(_, &index)| index)
+            .map(|(call_id, _)| call_id.clone())
+    }
+
+    /// Whether the call's card is still running.
+    pub fn is_running(&self, call_id: &str) -> bool {
+        self.cards
+            .get(call_id)
+            .and_then(|&index| self.card(index))
+            .is_some_and(|card| !card.is_done())
+    }
+
+    /// Marks the card the user's keys go to (`None`: back to duet).
+    pub fn set_typing_into(&mut self, call_id: Option<&str>) {
+        if let Some(old) = self.typing_into.take() {
+            let hint = self.input_hints.focus.clone();
+            self.update_card(&old, |card| card.set_typing(false, &hint));
+        }
+        if let Some(call_id) = call_id {
+            let hint = self.input_hints.release.clone();
+            if self.update_card(call_id, |card| card.set_typing(true, &hint)) {
+                self.typing_into = Some(call_id.to_string());
+            }
         }
     }
 
@@ -173,6 +248,19 @@ impl Transcript {
             Event::ToolOutputDelta { call_id, text } => {
                 return self.update_card(call_id, |c| c.output(text));
             }
+            Event::CommandWaitingForInput {
+                call_id,
+                program,
+                line,
+            } => {
+                let hint = if self.typing_into.as_deref() == Some(call_id.as_str()) {
+                    &self.input_hints.release
+                } else {
+                    &self.input_hints.focus
+                }
+                .clone();
+                return self.update_card(call_id, |c| c.waiting_for_input(program, line, &hint));
+            }
             Event::ToolRunEnd {
                 call_id,
                 is_error,
@@ -188,7 +276,9 @@ impl Transcript {
             Event::ImagesAttached {
                 attached, refused, ..
             } => {
-                if let Some(text) = wording::images_attached_line(attached) {
+                if !self.add_image_chips(attached)
+                    && let Some(text) = wording::images_attached_line(attached)
+                {
                     self.push_notice(&text, NoticeKind::Info);
                 }
                 for problem in refused {
@@ -393,6 +483,7 @@ impl Transcript {
     pub fn clear(&mut self) {
         *self = Self {
             options: self.options,
+            input_hints: std::mem::take(&mut self.input_hints),
             ..Self::new(self.theme.clone())
         };
     }
@@ -628,5 +719,5 @@ impl Transcript {
 
 /// The card key of the user's command `id`: apart from the model's call ids.
 fn user_command_card(id: crate::agent::MessageId) -> String {
-    format!("!{id}")
+    crate::agent::protocol::user_command_call_id(id)
 }

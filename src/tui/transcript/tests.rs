@@ -1182,3 +1182,91 @@ fn a_sequence_cut_between_thinking_deltas_is_caught_whole() {
     assert!(ended.contains("step ␛"), "{ended}");
     assert!(!ended.contains("1A"), "{ended}");
 }
+
+fn waiting(id: &str, program: &str, line: &str) -> Event {
+    Event::CommandWaitingForInput {
+        call_id: id.into(),
+        program: program.into(),
+        line: line.into(),
+    }
+}
+
+/// A shell card whose command asks a question and waits for the answer.
+fn card_waiting_for_input(start: Instant) -> Transcript {
+    let mut transcript = Transcript::new(Theme::new(false));
+    transcript.set_input_hints(InputHints {
+        focus: "Ctrl-Y type into command".into(),
+        release: "Esc stop typing".into(),
+    });
+    let command = r#"{"command":"rm -ri build"}"#;
+    transcript.on_event(&begin("s", "shell"), start);
+    transcript.on_event(&ready("s", "shell", command), start);
+    transcript.on_event(&run("s"), start);
+    transcript.on_event(&output("s", "scanning build\n"), at(start, 200));
+    transcript.on_event(
+        &waiting("s", "rm", "rm: descend into directory 'build'?"),
+        at(start, 800),
+    );
+    transcript
+}
+
+#[test]
+fn snapshot_a_command_waiting_for_input_and_the_user_typing_into_it() {
+    let start = Instant::now();
+    let mut transcript = card_waiting_for_input(start);
+    assert_eq!(transcript.waiting_command().as_deref(), Some("s"));
+    let asked = screen(&mut transcript, 80, 8, at(start, 1_000));
+    transcript.set_typing_into(Some("s"));
+    transcript.on_event(
+        &waiting("s", "rm", "rm: descend into directory 'build'? y"),
+        at(start, 1_500),
+    );
+    let typing = screen(&mut transcript, 80, 8, at(start, 1_600));
+    insta::assert_snapshot!(format!("{asked}\n{typing}"));
+}
+
+#[test]
+fn output_after_the_prompt_ends_the_wait_and_the_end_ends_the_card() {
+    let start = Instant::now();
+    let mut transcript = card_waiting_for_input(start);
+    transcript.on_event(&output("s", "removed build\n"), at(start, 1_000));
+    assert_eq!(transcript.waiting_command(), None);
+    assert!(
+        !card_rows(&mut transcript, at(start, 1_000))
+            .iter()
+            .any(|row| row.contains("waits for input")),
+        "the wait is over"
+    );
+    transcript.on_event(&waiting("s", "rm", "remove build/x?"), at(start, 1_200));
+    assert!(transcript.is_running("s"));
+    transcript.on_event(&end("s", false, "exit 0", ""), at(start, 1_500));
+    assert_eq!(transcript.waiting_command(), None);
+    assert!(!transcript.is_running("s"));
+    // A late report of the wait does not bring it back.
+    transcript.on_event(&waiting("s", "rm", "remove build/x?"), at(start, 1_600));
+    assert_eq!(transcript.waiting_command(), None);
+}
+
+#[test]
+fn images_a_message_went_with_show_as_chips_under_it() {
+    let start = Instant::now();
+    let mut transcript = Transcript::new(Theme::new(false));
+    transcript.on_event(&user("what is wrong here?"), start);
+    transcript.on_event(
+        &Event::ImagesAttached {
+            id: 1,
+            attached: vec!["shot.png".into(), "error\u{1b}]0;t\u{7}.jpg".into()],
+            refused: vec!["big.png: larger than 5 MiB".into()],
+        },
+        start,
+    );
+    let rows = card_rows(&mut transcript, start);
+    assert_eq!(
+        rows,
+        [
+            "› what is wrong here?",
+            "  [image: shot.png] [image: error␛.jpg]",
+            "! image not sent: big.png: larger than 5 MiB",
+        ]
+    );
+}

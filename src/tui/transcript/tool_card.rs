@@ -52,6 +52,17 @@ struct Outcome {
     took: Option<Duration>,
 }
 
+/// A running command blocked reading its terminal, as the card shows it.
+#[derive(Clone, Debug, PartialEq)]
+struct InputWait {
+    program: String,
+    /// Its unfinished last line: the prompt, with what was typed so far echoed.
+    line: String,
+    /// How to type into it (`ctrl-y to type into it`), or, while the user types, how
+    /// to stop.
+    hint: String,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 enum Approval {
     None,
@@ -71,6 +82,10 @@ pub struct ToolCard {
     /// The batch's project-wide checks, when this was its last edit.
     checks: Option<String>,
     approval: Approval,
+    /// The command waits for keyboard input; new output ends the wait.
+    input_wait: Option<InputWait>,
+    /// The user types into the command: their keys go to it.
+    typing: bool,
     /// The step this call belongs to is over: no checks report can come any more.
     step_over: bool,
     /// Rows below the header, for `cached_for`.
@@ -91,6 +106,8 @@ impl ToolCard {
             lint: None,
             checks: None,
             approval: Approval::None,
+            input_wait: None,
+            typing: false,
             step_over: false,
             body: Vec::new(),
             cached_for: None,
@@ -117,6 +134,35 @@ impl ToolCard {
 
     pub fn output(&mut self, text: &str) {
         self.output.push(text);
+        self.input_wait = None;
+        self.invalidate();
+    }
+
+    /// The command waits for keyboard input; `hint` says how to answer it.
+    pub fn waiting_for_input(&mut self, program: &str, line: &str, hint: &str) {
+        if self.is_done() {
+            return;
+        }
+        self.input_wait = Some(InputWait {
+            program: sanitize(program).into_owned(),
+            line: sanitize(line).into_owned(),
+            hint: hint.to_string(),
+        });
+        self.invalidate();
+    }
+
+    /// Whether the running command waits for keyboard input now.
+    pub fn is_waiting_for_input(&self) -> bool {
+        self.input_wait.is_some() && !self.is_done()
+    }
+
+    /// The user's keys go to this card's command (`true`) or back to duet; `hint`
+    /// says how to change it.
+    pub fn set_typing(&mut self, typing: bool, hint: &str) {
+        self.typing = typing;
+        if let Some(wait) = &mut self.input_wait {
+            wait.hint = hint.to_string();
+        }
         self.invalidate();
     }
 
@@ -144,6 +190,8 @@ impl ToolCard {
             details,
             took,
         });
+        self.input_wait = None;
+        self.typing = false;
         self.approval = match std::mem::replace(&mut self.approval, Approval::None) {
             Approval::Waiting(_) => Approval::Closed("no decision".to_string()),
             other => other,
@@ -326,6 +374,9 @@ impl ToolCard {
                 rows.push(wrap::truncate(&spans, width));
             }
         }
+        if let Some(wait) = self.input_wait.as_ref().filter(|_| !done) {
+            self.input_wait_rows(wait, theme, width, &mut rows);
+        }
         match &self.phase {
             Phase::Done(outcome) => {
                 self.outcome_rows(outcome, expanded, theme, width, &mut rows);
@@ -350,6 +401,38 @@ impl ToolCard {
             }
         }
         rows
+    }
+
+    /// The prompt the command waits at, and how to answer it.
+    fn input_wait_rows(
+        &self,
+        wait: &InputWait,
+        theme: &Theme,
+        width: u16,
+        rows: &mut Vec<Line<'static>>,
+    ) {
+        if !wait.line.is_empty() {
+            let mut spans = vec![
+                Span::styled("  │ ", theme.dim),
+                Span::styled(wait.line.clone(), theme.text),
+            ];
+            if self.typing {
+                spans.push(Span::styled("▏", theme.accent));
+            }
+            rows.push(wrap::truncate(&spans, width));
+        }
+        let (text, style) = if self.typing {
+            (
+                format!("⌨ typing into {} · {}", wait.program, wait.hint),
+                theme.accent,
+            )
+        } else {
+            (
+                format!("⌨ {} waits for input · {}", wait.program, wait.hint),
+                theme.warning,
+            )
+        };
+        rows.push(cut(text, style, width));
     }
 
     fn outcome_rows(
