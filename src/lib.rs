@@ -3,7 +3,8 @@
 //! The dependency direction is the architecture: front ends ([`exec`], [`tui`],
 //! [`eval`], which runs `duet exec` as child processes) →
 //! [`agent`] → the leaves ([`provider`], [`tools`], [`mcp`], [`shell`], [`lint`], [`policy`],
-//! [`diff`], [`git`], [`config`], [`session`]). No leaf imports `agent` or a front end.
+//! [`diff`], [`git`], [`config`], [`session`], [`custom_commands`]). No leaf imports `agent`
+//! or a front end.
 //! [`pathglob`], [`process_group`], [`terminal_text`], [`json_string`],
 //! [`value_name`] and [`mention`] (the `@path` token grammar the composer writes and the
 //! agent expands) are small utilities the leaves and front ends share, and [`beneath`]
@@ -13,6 +14,7 @@
 pub mod agent;
 pub mod beneath;
 pub mod config;
+pub mod custom_commands;
 pub mod diff;
 pub mod eval;
 pub mod exec;
