@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use duet::config::{Paths, probe};
+use duet::custom_commands::{Catalog, Locations};
 use duet::session::Resume;
 use duet::tui::TuiExit;
 use duet::tui::keymap::Keymap;
@@ -123,6 +124,7 @@ pub fn run_tui(
     let (keymap, errors) = Keymap::load(&Keymap::user_file(paths));
     let model = agent.settings.endpoint.model.clone();
     let workspace = agent.workspace.clone();
+    let custom_commands = load_custom_commands(&custom_command_locations(paths, &workspace));
     let notify = agent.settings.notify;
     // The agent and the UI get a runtime and a thread each; blocking work (files, the
     // post-write checks, checkpoints) goes to the runtime's blocking pool. The UI's
@@ -155,7 +157,20 @@ pub fn run_tui(
             log_file: paths.log_file(),
             notify,
             sessions_dir: paths.sessions_dir(),
+            custom_commands,
         };
         Ok(duet::tui::run(handle, events, options).await?)
     })
+}
+
+/// Where the prompt files of `workspace` and of the user are looked for: the project,
+/// duet's config directory, Claude Code's and Codex's.
+pub fn custom_command_locations(paths: &Paths, workspace: &std::path::Path) -> Locations {
+    Locations::from_process(workspace, paths.config_file.parent())
+}
+
+/// The prompt files found in `locations`, as slash commands; `duet doctor` lists the
+/// same.
+pub fn load_custom_commands(locations: &Locations) -> Catalog {
+    Catalog::load(locations, &duet::tui::slash::built_in_names())
 }

@@ -211,6 +211,9 @@ pub enum Refusal {
 pub struct Ignored {
     /// As messages name it, like [`CustomCommand::file`].
     pub file: String,
+    /// The command a file would have been (`None` for a directory), so that typing it
+    /// can say why it is not there.
+    pub name: Option<String>,
     pub origin: Origin,
     pub why: Refusal,
 }
@@ -283,6 +286,21 @@ impl Catalog {
                     .iter()
                     .find(|command| command.name.eq_ignore_ascii_case(name))
             })
+    }
+
+    /// Why there is no command `name` although a file would have made one: the file
+    /// left out for its content (too big, a link out of the project, …).
+    pub fn left_out(&self, name: &str) -> Option<&Ignored> {
+        self.ignored.iter().find(|ignored| {
+            ignored
+                .name
+                .as_deref()
+                .is_some_and(|left_out| left_out.eq_ignore_ascii_case(name))
+                && !matches!(
+                    ignored.why,
+                    Refusal::BuiltIn { .. } | Refusal::Shadowed { .. }
+                )
+        })
     }
 }
 
@@ -463,7 +481,7 @@ impl Loader<'_> {
             Ok(Some(entries)) => entries,
             Ok(None) => return,
             Err(why) => {
-                self.ignore(source, shown_dir(dir), why);
+                self.ignore(source, shown_dir(dir), None, why);
                 return;
             }
         };
@@ -478,15 +496,16 @@ impl Loader<'_> {
             match (entry, lossy.strip_suffix(EXTENSION)) {
                 (Entry::Dir, _) if !source.namespaced => {}
                 (Entry::Dir, _) if namespace.is_some() => {
-                    self.ignore(source, shown, Refusal::TooDeep)
+                    self.ignore(source, shown, None, Refusal::TooDeep)
                 }
                 (Entry::Dir, _) => match name.to_str().filter(|dir_name| valid_name(dir_name)) {
                     Some(dir_name) => self.walk_dir(source, files, &path, Some(dir_name)),
                     None => self.ignore(
                         source,
                         shown,
+                        None,
                         Refusal::BadName {
-                            name: lossy.into_owned(),
+                            name: one_line(&lossy),
                         },
                     ),
                 },
@@ -542,7 +561,7 @@ impl Loader<'_> {
             None
         };
         if let Some(why) = refusal {
-            self.ignore(source, shown, why);
+            self.ignore(source, shown, Some(name), why);
             return;
         }
         match files.read(&path, entry).and_then(text) {
@@ -550,13 +569,14 @@ impl Loader<'_> {
                 let command = CustomCommand::new(&name, &text, source.origin, &shown);
                 self.catalog.commands.push(command);
             }
-            Err(why) => self.ignore(source, shown, why),
+            Err(why) => self.ignore(source, shown, Some(name), why),
         }
     }
 
-    fn ignore(&mut self, source: &Source, file: String, why: Refusal) {
+    fn ignore(&mut self, source: &Source, file: String, name: Option<String>, why: Refusal) {
         self.catalog.ignored.push(Ignored {
             file,
+            name,
             origin: source.origin,
             why,
         });

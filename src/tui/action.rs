@@ -124,10 +124,10 @@ actions! {
     ReleaseCommand => "release_command", "stop typing", "Stop typing into the command: keys go to duet again";
     EditMessage => "edit_message", "edit in $EDITOR", "Write the message in $EDITOR; what you save comes back here, not sent";
     WithdrawPending => "withdraw_pending", "take back", "Take back the last message that is still waiting to be delivered";
-    CompletionPrev => "completion_prev", "previous", "Choose the previous file in the @ list";
-    CompletionNext => "completion_next", "next", "Choose the next file in the @ list";
-    CompletionAccept => "completion_accept", "insert", "Put the chosen file's path in the message";
-    CompletionClose => "completion_close", "close", "Close the @ list (the agent is not interrupted)";
+    CompletionPrev => "completion_prev", "previous", "Choose the previous entry in the @ or / list";
+    CompletionNext => "completion_next", "next", "Choose the next entry in the @ or / list";
+    CompletionAccept => "completion_accept", "insert", "Put the chosen file's path or command in the message";
+    CompletionClose => "completion_close", "close", "Close the list (the agent is not interrupted)";
     NextHunk => "next_hunk", "next hunk", "Go to the next hunk";
     PrevHunk => "prev_hunk", "previous hunk", "Go to the previous hunk";
     ToggleHunk => "toggle_hunk", "accept/reject hunk", "Accept or reject the selected hunk";

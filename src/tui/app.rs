@@ -14,6 +14,7 @@ use ratatui::layout::{Constraint, Layout};
 
 use crate::agent::protocol::CommandInput;
 use crate::agent::{AgentHandle, Command, Event, MessageId, TurnOutcome};
+use crate::custom_commands::Catalog;
 use crate::mcp::ServerState;
 use crate::policy::ApprovalMode;
 use crate::shell::sandbox::Protections;
@@ -162,6 +163,8 @@ pub struct App {
     changing_calls: std::collections::HashSet<String>,
     help_open: bool,
     help: HelpOverlay,
+    /// The user's and the project's prompt files, as slash commands.
+    custom: Catalog,
     quit_armed_at: Option<Instant>,
     /// `--inline`: finished cells go to the terminal's scrollback; only the live part
     /// is drawn here.
@@ -179,6 +182,8 @@ impl App {
         }
         let mut composer = Composer::new(theme.clone());
         composer.set_completion_footer(completion_footer(&keymap));
+        let custom = Catalog::default();
+        composer.set_commands(command_choices(&custom));
         let mut transcript = Transcript::new(theme.clone());
         transcript.set_input_hints(input_hints(&keymap));
         Self {
@@ -208,11 +213,19 @@ impl App {
             images: Vec::new(),
             help_open: false,
             help: HelpOverlay::default(),
+            custom,
             quit_armed_at: None,
             inline: false,
             transcript_shown: false,
             file_walks: FileWalks::default(),
         }
+    }
+
+    /// The prompt files found at start: `/name` sends one, the help and the `/` list
+    /// show them.
+    pub fn set_custom_commands(&mut self, custom: Catalog) {
+        self.composer.set_commands(command_choices(&custom));
+        self.custom = custom;
     }
 
     /// A walk of the workspace's files ended (see [`Effect::ListFiles`]).
@@ -694,7 +707,7 @@ impl App {
         if let Some(command) = user_command(&text) {
             return self.run_user_command(command.to_string());
         }
-        let Some(parsed) = slash::parse(&text) else {
+        let Some(parsed) = slash::parse(&text, &self.custom) else {
             return self.send_message(unescape(&text).to_string());
         };
         match parsed {
@@ -887,6 +900,15 @@ impl App {
                 self.notice(&status, NoticeKind::Info);
             }
             SlashCommand::Quit => return Effect::Quit,
+            SlashCommand::Custom { name, arguments } => {
+                // The catalog does not change while the app runs: parsing found it there.
+                let Some(command) = self.custom.get(&name) else {
+                    self.notice(&format!("unknown command /{name}"), NoticeKind::Error);
+                    return Effect::Redraw;
+                };
+                let text = command.expand(&arguments);
+                return self.send_message(text);
+            }
         }
         Effect::Redraw
     }
@@ -1039,7 +1061,8 @@ impl App {
         let mut scroll = None;
         let transcript_shown = !self.help_open && !self.review.is_open() && !self.inline;
         if self.help_open {
-            self.help.render(&self.keymap, &self.theme, main, buf);
+            self.help
+                .render(&self.keymap, &self.custom, &self.theme, main, buf);
         } else if self.review.is_open() {
             self.review.render(main, buf);
         } else if self.inline {
@@ -1174,6 +1197,26 @@ fn completion_footer(keymap: &Keymap) -> String {
     } else {
         format!(" {} ", parts.join(" · "))
     }
+}
+
+/// What the `/` list offers: the built-in commands, then the custom ones, each with a
+/// note of its arguments and what it does.
+fn command_choices(custom: &Catalog) -> Vec<(String, String)> {
+    let note = |arguments: &str, about: &str| {
+        [arguments, about]
+            .into_iter()
+            .filter(|part| !part.is_empty())
+            .collect::<Vec<_>>()
+            .join("  ")
+    };
+    slash::COMMANDS
+        .iter()
+        .map(|info| (info.name.to_string(), note(info.args, info.about)))
+        .chain(custom.commands().iter().map(|command| {
+            let hint = command.argument_hint.as_deref().unwrap_or_default();
+            (command.name.clone(), note(hint, &command.description))
+        }))
+        .collect()
 }
 
 /// `/ps`: one line per background command.
@@ -1761,6 +1804,96 @@ mod tests {
         assert_eq!(h.ctrl('l'), Effect::Repaint);
         assert!(h.screen().contains("Keys and commands"), "help stays open");
         assert_eq!(Effect::Redraw.and(Effect::Repaint), Effect::Repaint);
+    }
+
+    /// A harness whose workspace has `.duet/commands/review.md` saying `Review
+    /// $ARGUMENTS carefully`, loaded the way the terminal UI loads it.
+    fn with_review_command() -> (Harness, tempfile::TempDir) {
+        use crate::custom_commands::Locations;
+        let workspace = tempfile::tempdir().unwrap();
+        let commands = workspace.path().join(".duet/commands");
+        std::fs::create_dir_all(&commands).unwrap();
+        std::fs::write(
+            commands.join("review.md"),
+            "---\ndescription: Review a file\nargument-hint: [file]\n---\nReview $ARGUMENTS carefully\n",
+        )
+        .unwrap();
+        let env = |_: &str| None;
+        let locations = Locations::new(workspace.path(), None, &env);
+        let mut h = Harness::new();
+        h.app
+            .set_custom_commands(Catalog::load(&locations, &slash::built_in_names()));
+        (h, workspace)
+    }
+
+    #[test]
+    fn a_custom_command_sends_its_expanded_prompt_as_the_message() {
+        let (mut h, _workspace) = with_review_command();
+        h.say("/review src/lib.rs");
+        assert_eq!(h.sent(), [message(1, "Review src/lib.rs carefully")]);
+        assert_eq!(h.app.activity(), Activity::Streaming, "it started a turn");
+        // While that turn runs, another one steers it like any message.
+        h.say("/review b.rs");
+        assert_eq!(h.sent(), [message(2, "Review b.rs carefully")]);
+        // Built-in commands keep their meaning; unknown ones suggest the custom ones.
+        h.say("/reviw x");
+        assert_eq!(h.sent(), []);
+        assert!(
+            h.screen()
+                .contains("unknown command /reviw; did you mean /review?"),
+            "{}",
+            h.screen()
+        );
+    }
+
+    #[test]
+    fn a_slash_opens_the_list_of_commands_and_enter_sends_a_whole_name() {
+        let (mut h, _workspace) = with_review_command();
+        assert_eq!(
+            h.key(KeyCode::Char('/')),
+            Effect::Redraw,
+            "no walk of files"
+        );
+        h.type_text("rev");
+        let screen = h.screen();
+        assert!(screen.contains("commands"), "{screen}");
+        assert!(
+            screen.contains("/review  [file]  Review a file"),
+            "{screen}"
+        );
+        assert!(!screen.contains("/help"), "{screen}");
+        h.key(KeyCode::Tab);
+        assert_eq!(h.app.composer.text(), "/review ");
+        assert!(
+            !h.app.composer.completing(),
+            "closed once the arguments start"
+        );
+        h.type_text("a.rs");
+        h.key(KeyCode::Enter);
+        assert_eq!(h.sent(), [message(1, "Review a.rs carefully")]);
+        h.event(finished());
+        // A name typed whole: Enter runs it instead of completing it.
+        h.type_text("/status");
+        assert!(h.app.composer.completing());
+        h.key(KeyCode::Enter);
+        assert_eq!(h.app.composer.text(), "");
+        assert!(h.screen().contains("model: m"), "{}", h.screen());
+        // `//` is a message, not a command.
+        h.type_text("//");
+        assert!(!h.app.composer.completing());
+    }
+
+    #[test]
+    fn the_help_lists_the_custom_commands() {
+        let (mut h, _workspace) = with_review_command();
+        h.key(KeyCode::F(1));
+        h.app.help.handle(Action::ScrollBottom);
+        let screen = h.screen();
+        assert!(screen.contains("Custom commands"), "{screen}");
+        assert!(
+            screen.contains("Review a file (project: .duet/commands/review.md)"),
+            "{screen}"
+        );
     }
 
     #[test]

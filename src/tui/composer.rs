@@ -3,17 +3,20 @@
 //!
 //! Owns: the text being written (multi-line, wrapped, scrolled within a height cap),
 //! the history of sent messages, the list of files offered while an `@` mention is
-//! typed (see `composer::complete`), and how all of them are drawn. Does not own: what a sent
+//! typed and of commands while a leading `/` is (see `composer::complete`), and how all
+//! of them are drawn. Does not own: what a sent
 //! message does (the app decides between steering, queueing and slash commands), the
 //! pending list itself (the app sets it after every change), or the workspace's files
-//! (the app hands over each new list).
+//! and the commands (the app hands over each new list).
 //! Invariant: work per keystroke or frame is bounded by the visible rows and the
 //! cursor's line, never by the whole text, so a megabyte paste stays responsive.
 //!
 //! The `@` list opens when typing or deleting leaves the cursor at the end of a mention
 //! being written ([`crate::mention::typing`]), never on a mere cursor move or a recalled
 //! message, so ↑ keeps browsing history through messages that end in a mention. Closed
-//! with Esc, it stays closed for that token until the cursor leaves it.
+//! with Esc, it stays closed for that token until the cursor leaves it. The `/` list
+//! opens the same way while the first line, up to the cursor, is a `/` and the start of
+//! a command name; a whole name typed leaves Enter to send it.
 
 mod complete;
 mod edit;
@@ -27,7 +30,7 @@ use ratatui::layout::{Position, Rect};
 use ratatui::style::Style;
 use unicode_segmentation::UnicodeSegmentation;
 
-use self::complete::Completion;
+use self::complete::{Choices, Completion, Subject};
 use self::edit::{Editor, RowPos};
 use self::wrap::{grapheme_width, is_blank};
 use super::action::Action;
@@ -106,12 +109,14 @@ pub struct Composer {
     /// The text width of the last frame, for moving by wrapped rows.
     text_width: usize,
     /// The workspace's files, once a walk has listed them.
-    files: Option<Arc<FileList>>,
-    /// The `@` list, while one is open.
+    files: Option<Arc<Choices>>,
+    /// The slash commands, with what they take and do.
+    commands: Arc<Choices>,
+    /// The `@` or `/` list, while one is open.
     completion: Option<Completion>,
-    /// The `@` (line, byte offset) whose list Esc closed.
+    /// The `@` or `/` (line, byte offset) whose list Esc closed.
     dismissed: Option<(usize, usize)>,
-    /// A list opened since [`Composer::take_opened`] was last asked.
+    /// An `@` list opened since [`Composer::take_opened`] was last asked.
     opened: bool,
     /// The keys of the `@` list, for the bottom of its popup.
     completion_footer: String,
@@ -138,6 +143,7 @@ impl Composer {
             top: RowPos::default(),
             text_width: DEFAULT_TEXT_WIDTH,
             files: None,
+            commands: Arc::default(),
             completion: None,
             dismissed: None,
             opened: false,
@@ -233,31 +239,50 @@ impl Composer {
 
     /// A new list of the workspace's files; an open `@` list is matched against it.
     pub fn set_files(&mut self, files: FileList) {
-        let files = Arc::new(files);
-        if let Some(completion) = &mut self.completion {
+        let files = Arc::new(Choices::from(files));
+        if let Some(completion) = &mut self.completion
+            && completion.subject() == Subject::Files
+        {
             let query = completion.query().to_string();
             completion.update(&query, Some(&files));
         }
         self.files = Some(files);
     }
 
-    /// Whether the `@` list is open (its keys then come first).
+    /// The slash commands the `/` list offers: each name (without its slash) with a
+    /// note of what it takes and does.
+    pub fn set_commands(&mut self, commands: Vec<(String, String)>) {
+        let (items, notes) = commands.into_iter().unzip();
+        self.commands = Arc::new(Choices {
+            items,
+            notes,
+            truncated: false,
+        });
+        if let Some(completion) = &mut self.completion
+            && completion.subject() == Subject::Commands
+        {
+            let query = completion.query().to_string();
+            completion.update(&query, Some(&self.commands));
+        }
+    }
+
+    /// Whether the `@` or `/` list is open (its keys then come first).
     pub fn completing(&self) -> bool {
         self.completion.is_some()
     }
 
-    /// Whether the open `@` list has a use for `action`: moving and accepting need a
-    /// path to choose, so with none the key does what it does without the list (Enter
-    /// sends `@home` when no file matches it).
+    /// Whether the open list has a use for `action`: moving and accepting need an item
+    /// to choose, so with none the key does what it does without the list (Enter sends
+    /// `@home` when no file matches it), and accepting needs more than a command name
+    /// typed whole (Enter sends `/help`).
     pub fn completion_takes(&self, action: Action) -> bool {
         let Some(completion) = &self.completion else {
             return false;
         };
         match action {
             Action::CompletionClose => true,
-            Action::CompletionPrev | Action::CompletionNext | Action::CompletionAccept => {
-                completion.has_choice()
-            }
+            Action::CompletionPrev | Action::CompletionNext => completion.has_choice(),
+            Action::CompletionAccept => completion.has_choice() && !completion.is_complete(),
             _ => false,
         }
     }
@@ -281,11 +306,12 @@ impl Composer {
             .render(area, buf, &self.theme, &self.completion_footer)
     }
 
-    /// The paths the `@` list shows, best first; empty when it is closed.
-    pub fn completion_paths(&self) -> Vec<&str> {
+    /// The paths or command names the open list shows, best first; empty when it is
+    /// closed.
+    pub fn completion_items(&self) -> Vec<&str> {
         self.completion
             .as_ref()
-            .map(Completion::shown_paths)
+            .map(Completion::shown_items)
             .unwrap_or_default()
     }
 
@@ -313,13 +339,18 @@ impl Composer {
         }
     }
 
-    /// Replaces the `@query` before the cursor with the chosen path's token and a space
-    /// (none when whitespace follows already).
+    /// Replaces the `@query` before the cursor with the chosen path's token (or the
+    /// `/query` with the chosen command) and a space (none when whitespace follows
+    /// already).
     fn accept_completion(&mut self) -> bool {
         let Some(completion) = &self.completion else {
             return false;
         };
-        let Some(token) = completion.chosen().and_then(mention::token) else {
+        let token = match completion.subject() {
+            Subject::Files => completion.chosen().and_then(mention::token),
+            Subject::Commands => completion.chosen().map(|name| format!("/{name}")),
+        };
+        let Some(token) = token else {
             return false;
         };
         let (line, start) = completion.anchor();
@@ -353,8 +384,12 @@ impl Composer {
                         .next_back()
                         .is_some_and(char::is_whitespace)
             })
-            .map(|t| ((line, from + t.start), t.query.to_string()));
-        let Some((anchor, query)) = found else {
+            .map(|t| (Subject::Files, (line, from + t.start), t.query.to_string()))
+            .or_else(|| {
+                let query = command_typing(line, typed)?;
+                Some((Subject::Commands, (0, 0), query.to_string()))
+            });
+        let Some((subject, anchor, query)) = found else {
             self.completion = None;
             self.dismissed = None;
             return;
@@ -364,15 +399,22 @@ impl Composer {
             return;
         }
         self.dismissed = None;
+        let list = match subject {
+            Subject::Files => self.files.as_ref(),
+            Subject::Commands => Some(&self.commands),
+        };
         match &mut self.completion {
-            Some(completion) if completion.anchor() == anchor => {
-                completion.update(&query, self.files.as_ref());
+            Some(completion)
+                if completion.anchor() == anchor && completion.subject() == subject =>
+            {
+                completion.update(&query, list);
             }
             _ if may_open => {
-                let mut completion = Completion::new(anchor);
-                completion.update(&query, self.files.as_ref());
+                let mut completion = Completion::new(subject, anchor);
+                completion.update(&query, list);
                 self.completion = Some(completion);
-                self.opened = true;
+                // Only files may want listing afresh; the commands are known.
+                self.opened = subject == Subject::Files;
             }
             _ => self.completion = None,
         }
@@ -665,6 +707,17 @@ impl Composer {
         }
         pos
     }
+}
+
+/// The command name being typed when `typed` (line `line` up to the cursor) is a `/`
+/// starting the message and what follows could still become a name: not `//` (a message
+/// that starts with a slash) and no whitespace (the arguments have begun).
+fn command_typing(line: usize, typed: &str) -> Option<&str> {
+    let query = typed.strip_prefix('/').filter(|_| line == 0)?;
+    query
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'))
+        .then_some(query)
 }
 
 /// A message as sent: no trailing whitespace, no leading blank lines (indentation of

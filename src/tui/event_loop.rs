@@ -13,6 +13,7 @@ use ratatui::layout::Size;
 use tokio::sync::mpsc;
 
 use crate::agent::{AgentHandle, Command, Event};
+use crate::custom_commands::Catalog;
 use crate::git;
 
 use super::app::{App, Editing, Effect, GitStatus};
@@ -47,6 +48,8 @@ pub struct TuiOptions {
     pub notify: bool,
     /// Where sessions are recorded, for `/resume`.
     pub sessions_dir: PathBuf,
+    /// The prompt files found, as slash commands.
+    pub custom_commands: Catalog,
 }
 
 /// Why the terminal UI ended.
@@ -89,6 +92,7 @@ pub async fn run(
         options.model,
     );
     app.set_inline(inline);
+    app.set_custom_commands(options.custom_commands);
     if options.notify {
         app.set_bell(Some(Bell::for_terminal(&|name| std::env::var(name).ok())));
     }

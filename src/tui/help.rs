@@ -1,5 +1,6 @@
-//! The help overlay: every key of every context and the slash commands, generated
-//! from the [`Keymap`] in use so it always tells the truth about the user's keys.
+//! The help overlay: every key of every context and the slash commands (built-in, then
+//! the prompt files found), generated from the [`Keymap`] and [`Catalog`] in use so it
+//! always tells the truth about the user's keys and commands.
 //!
 //! Owns: the overlay's layout and its scroll position. Does not own: when it opens or
 //! closes (the app toggles it on [`Action::ToggleHelp`]).
@@ -16,6 +17,7 @@ use super::composer::wrap::{text_width, wrap_words};
 use super::keymap::Keymap;
 use super::slash::COMMANDS;
 use super::theme::Theme;
+use crate::custom_commands::Catalog;
 
 /// Key columns wider than this put the description on the next line.
 const MAX_KEY_COLUMN: usize = 14;
@@ -56,7 +58,14 @@ impl HelpOverlay {
         true
     }
 
-    pub fn render(&mut self, keymap: &Keymap, theme: &Theme, area: Rect, buf: &mut Buffer) {
+    pub fn render(
+        &mut self,
+        keymap: &Keymap,
+        custom: &Catalog,
+        theme: &Theme,
+        area: Rect,
+        buf: &mut Buffer,
+    ) {
         Clear.render(area, buf);
         let block = Block::bordered()
             .border_style(theme.dim)
@@ -67,7 +76,7 @@ impl HelpOverlay {
         if inner.width == 0 || inner.height == 0 {
             return;
         }
-        let lines = layout(&sections(keymap), usize::from(inner.width), theme);
+        let lines = layout(&sections(keymap, custom), usize::from(inner.width), theme);
         self.page = usize::from(inner.height);
         self.scroll = self.scroll.min(lines.len().saturating_sub(self.page));
         for (y, line) in (inner.y..).zip(lines.iter().skip(self.scroll).take(self.page)) {
@@ -90,8 +99,8 @@ impl HelpOverlay {
 }
 
 /// The help from the top, for callers that do not keep a [`HelpOverlay`].
-pub fn render_help(keymap: &Keymap, theme: &Theme, area: Rect, buf: &mut Buffer) {
-    HelpOverlay::default().render(keymap, theme, area, buf);
+pub fn render_help(keymap: &Keymap, custom: &Catalog, theme: &Theme, area: Rect, buf: &mut Buffer) {
+    HelpOverlay::default().render(keymap, custom, theme, area, buf);
 }
 
 /// How to scroll and close, in the user's own keys.
@@ -111,7 +120,7 @@ fn heading(context: Context) -> &'static str {
     match context {
         Context::Global => "Everywhere",
         Context::Composer => "Writing a message",
-        Context::Completion => "Choosing a file after @",
+        Context::Completion => "Choosing a file after @ or a command after /",
         Context::Transcript => "Reading the conversation",
         Context::DiffReview => "Reviewing an edit",
         Context::Approval => "Approving a command",
@@ -119,7 +128,7 @@ fn heading(context: Context) -> &'static str {
     }
 }
 
-fn sections(keymap: &Keymap) -> Vec<(&'static str, Vec<Entry>)> {
+fn sections(keymap: &Keymap, custom: &Catalog) -> Vec<(&'static str, Vec<Entry>)> {
     let mut sections: Vec<_> = Context::ALL
         .into_iter()
         .map(|context| (heading(context), key_entries(keymap, context)))
@@ -139,7 +148,28 @@ fn sections(keymap: &Keymap) -> Vec<(&'static str, Vec<Entry>)> {
         description: "Send a message that starts with a slash".into(),
     });
     sections.push(("Slash commands", commands));
+    if !custom.is_empty() {
+        sections.push(("Custom commands", custom_entries(custom)));
+    }
     sections
+}
+
+/// One entry per prompt file: how to call it, what it does and whose file it is.
+fn custom_entries(custom: &Catalog) -> Vec<Entry> {
+    custom
+        .commands()
+        .iter()
+        .map(|command| {
+            let hint = command.argument_hint.as_deref().unwrap_or_default();
+            let origin = format!("({}: {})", command.origin, command.file);
+            Entry {
+                keys: format!("/{} {hint}", command.name).trim_end().to_string(),
+                description: format!("{} {origin}", command.description)
+                    .trim_start()
+                    .to_string(),
+            }
+        })
+        .collect()
 }
 
 /// One entry per action, its keys in the order the keymap lists them.
@@ -230,10 +260,10 @@ fn entry_lines(
 }
 
 /// The same help as markdown tables, one per context and one for slash commands: the
-/// key reference in README.md.
+/// key reference in README.md (without anyone's custom commands).
 pub fn markdown(keymap: &Keymap) -> String {
     let cell = |text: &str| text.replace('|', "\\|");
-    sections(keymap)
+    sections(keymap, &Catalog::default())
         .iter()
         .map(|(heading, entries)| {
             let rows: String = entries
@@ -258,18 +288,28 @@ mod tests {
         let mut terminal = Terminal::new(TestBackend::new(width, 24)).unwrap();
         terminal
             .draw(|frame| {
-                overlay.render(keymap, &Theme::new(true), frame.area(), frame.buffer_mut())
+                overlay.render(
+                    keymap,
+                    &Catalog::default(),
+                    &Theme::new(true),
+                    frame.area(),
+                    frame.buffer_mut(),
+                )
             })
             .unwrap();
         terminal
     }
 
     fn all_text(keymap: &Keymap, width: usize) -> String {
-        layout(&sections(keymap), width, &Theme::new(false))
-            .iter()
-            .map(|line| line.to_string())
-            .collect::<Vec<_>>()
-            .join("\n")
+        layout(
+            &sections(keymap, &Catalog::default()),
+            width,
+            &Theme::new(false),
+        )
+        .iter()
+        .map(|line| line.to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
     }
 
     #[test]
@@ -279,6 +319,7 @@ mod tests {
             .draw(|frame| {
                 render_help(
                     &Keymap::defaults(),
+                    &Catalog::default(),
                     &Theme::new(true),
                     frame.area(),
                     frame.buffer_mut(),
@@ -294,6 +335,74 @@ mod tests {
         overlay.handle(Action::ScrollBottom);
         let terminal = draw(&mut overlay, &Keymap::defaults(), 40);
         insta::assert_snapshot!(terminal.backend());
+    }
+
+    fn custom_catalog() -> Catalog {
+        use crate::custom_commands::{CustomCommand, Origin};
+        Catalog::from_commands(vec![
+            CustomCommand::new(
+                "review",
+                "---\ndescription: Review a file carefully\nargument-hint: [file]\n---\nReview $ARGUMENTS",
+                Origin::Project,
+                ".duet/commands/review.md",
+            ),
+            CustomCommand::new(
+                "frontend:test",
+                "Run the UI tests and fix what fails",
+                Origin::Project,
+                ".claude/commands/frontend/test.md",
+            ),
+            CustomCommand::new(
+                "fix",
+                "---\nargument-hint: ISSUE=<n>\n---\nFix issue $ISSUE",
+                Origin::User,
+                "~/.codex/prompts/fix.md",
+            ),
+        ])
+    }
+
+    #[test]
+    fn snapshot_of_custom_commands_at_the_end() {
+        let mut overlay = HelpOverlay::default();
+        overlay.handle(Action::ScrollBottom);
+        let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
+        terminal
+            .draw(|frame| {
+                overlay.render(
+                    &Keymap::defaults(),
+                    &custom_catalog(),
+                    &Theme::new(true),
+                    frame.area(),
+                    frame.buffer_mut(),
+                )
+            })
+            .unwrap();
+        insta::assert_snapshot!(terminal.backend());
+    }
+
+    #[test]
+    fn custom_commands_have_their_own_section_and_stay_out_of_the_readme() {
+        let keymap = Keymap::defaults();
+        let text = layout(
+            &sections(&keymap, &custom_catalog()),
+            200,
+            &Theme::new(false),
+        )
+        .iter()
+        .map(|line| line.to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
+        let section = text.find("Custom commands").unwrap();
+        assert!(section > text.find("Slash commands").unwrap());
+        assert!(
+            text.contains(
+                "/review [file]  Review a file carefully (project: .duet/commands/review.md)"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("(user: ~/.codex/prompts/fix.md)"), "{text}");
+        assert!(!all_text(&keymap, 200).contains("Custom commands"));
+        assert!(!markdown(&keymap).contains("review"));
     }
 
     #[test]
@@ -342,7 +451,12 @@ mod tests {
             overlay.handle(Action::PageDown);
         }
         draw(&mut overlay, &keymap, 80);
-        let total = layout(&sections(&keymap), 78, &Theme::new(true)).len();
+        let total = layout(
+            &sections(&keymap, &Catalog::default()),
+            78,
+            &Theme::new(true),
+        )
+        .len();
         assert_eq!(overlay.scroll, total - 22);
         assert!(!overlay.handle(Action::Submit));
     }

@@ -1,12 +1,16 @@
 //! Slash commands typed into the composer (`/help`, `/mode auto`, …): recognizing them
-//! and parsing their arguments.
+//! and parsing their arguments, the built-in ones and the user's own prompt files
+//! (`/review src/lib.rs`, see [`crate::custom_commands`]).
 //!
-//! Owns: the command names, their arguments and the list the help shows. Does not own:
-//! carrying a command out (the app does).
+//! Owns: the built-in command names, their arguments and the list the help shows, and
+//! which name means what. Does not own: carrying a command out (the app does), or
+//! finding and expanding prompt files.
 //! Invariant: input that is not a command (no leading `/`, a path like `/usr/bin`, or
-//! `//` escaping the slash) is never taken for one, so it is sent as a message.
+//! `//` escaping the slash) is never taken for one, so it is sent as a message; a
+//! built-in name always means the built-in command.
 
 use crate::agent::protocol::UndoScope;
+use crate::custom_commands::Catalog;
 use crate::policy::ApprovalMode;
 
 /// A command the user typed.
@@ -35,6 +39,12 @@ pub enum SlashCommand {
     /// List this workspace's sessions; with an id, switch to that one.
     Resume(Option<String>),
     Quit,
+    /// A prompt file's command: `name` as the catalog spells it, and what was typed
+    /// after it.
+    Custom {
+        name: String,
+        arguments: String,
+    },
 }
 
 /// One command as the help lists it.
@@ -120,9 +130,22 @@ pub const COMMANDS: &[CommandInfo] = &[
     },
 ];
 
-/// Reads `input` as a slash command: `None` when it is not one (send it as a
-/// message, through [`unescape`]), `Some(Err(why))` when it is one but wrong.
-pub fn parse(input: &str) -> Option<Result<SlashCommand, String>> {
+/// Other names the built-in commands answer to.
+const ALIASES: &[&str] = &["?", "exit"];
+
+/// Every name a built-in command answers to: no prompt file may take one.
+pub fn built_in_names() -> Vec<&'static str> {
+    COMMANDS
+        .iter()
+        .map(|info| info.name)
+        .chain(ALIASES.iter().copied())
+        .collect()
+}
+
+/// Reads `input` as a slash command, the built-in ones first, then `custom`'s: `None`
+/// when it is not one (send it as a message, through [`unescape`]), `Some(Err(why))`
+/// when it is one but wrong.
+pub fn parse(input: &str, custom: &Catalog) -> Option<Result<SlashCommand, String>> {
     let body = input.strip_prefix('/')?;
     if body.starts_with('/') {
         return None;
@@ -136,7 +159,7 @@ pub fn parse(input: &str) -> Option<Result<SlashCommand, String>> {
     if name.contains('/') {
         return None;
     }
-    Some(command(name, args))
+    Some(command(name, args, custom))
 }
 
 /// The message to send for input that is not a command: `//text` sends `/text`.
@@ -148,8 +171,8 @@ pub fn unescape(input: &str) -> &str {
     }
 }
 
-fn command(name: &str, args: &str) -> Result<SlashCommand, String> {
-    let name = name.to_lowercase();
+fn command(typed: &str, args: &str, custom: &Catalog) -> Result<SlashCommand, String> {
+    let name = typed.to_lowercase();
     let no_args = |command: SlashCommand| {
         if args.is_empty() {
             Ok(command)
@@ -160,7 +183,7 @@ fn command(name: &str, args: &str) -> Result<SlashCommand, String> {
     match name.as_str() {
         "" => Err(format!(
             "type a command after the slash: {}",
-            command_list()
+            command_list(custom)
         )),
         "help" | "?" => no_args(SlashCommand::Help),
         "mode" => mode(args),
@@ -184,17 +207,39 @@ fn command(name: &str, args: &str) -> Result<SlashCommand, String> {
         "image" if args.is_empty() => Err("/image takes the path of an image file".into()),
         "image" => Ok(SlashCommand::Image(args.to_string())),
         "quit" | "exit" => no_args(SlashCommand::Quit),
-        unknown => {
-            let guess = match closest(unknown, COMMANDS.iter().map(|info| info.name)) {
-                Some(name) => format!("; did you mean /{name}?"),
-                None => ".".to_string(),
-            };
-            Err(format!(
-                "unknown command /{unknown}{guess} Commands: {}",
-                command_list()
-            ))
-        }
+        _ => custom_command(typed, args, custom),
     }
+}
+
+/// `/name args` for a name no built-in command has: the prompt file's, or an error
+/// that says why there is none (with the closest name, or why its file was left out).
+fn custom_command(typed: &str, args: &str, custom: &Catalog) -> Result<SlashCommand, String> {
+    if let Some(command) = custom.get(typed) {
+        return Ok(SlashCommand::Custom {
+            name: command.name.clone(),
+            arguments: args.to_string(),
+        });
+    }
+    if let Some(ignored) = custom.left_out(typed) {
+        return Err(format!(
+            "unknown command /{typed}: {} was left out: {}",
+            ignored.file, ignored.why
+        ));
+    }
+    let names = COMMANDS.iter().map(|info| info.name).chain(
+        custom
+            .commands()
+            .iter()
+            .map(|command| command.name.as_str()),
+    );
+    let guess = match closest(&typed.to_lowercase(), names) {
+        Some(name) => format!("; did you mean /{name}?"),
+        None => ".".to_string(),
+    };
+    Err(format!(
+        "unknown command /{typed}{guess} Commands: {}",
+        command_list(custom)
+    ))
 }
 
 fn mode(args: &str) -> Result<SlashCommand, String> {
@@ -235,10 +280,17 @@ fn model(args: &str) -> Result<SlashCommand, String> {
     Ok(SlashCommand::Model(Some(args.to_string())))
 }
 
-fn command_list() -> String {
+fn command_list(custom: &Catalog) -> String {
     let names: Vec<String> = COMMANDS
         .iter()
-        .map(|info| format!("/{}", info.name))
+        .map(|info| info.name)
+        .chain(
+            custom
+                .commands()
+                .iter()
+                .map(|command| command.name.as_str()),
+        )
+        .map(|name| format!("/{name}"))
         .collect();
     format!(
         "{} (start with // to send a message that begins with a slash)",
@@ -267,6 +319,95 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
+    use crate::custom_commands::{CustomCommand, Locations, Origin};
+
+    /// What `input` is with no prompt files.
+    fn parse(input: &str) -> Option<Result<SlashCommand, String>> {
+        super::parse(input, &Catalog::default())
+    }
+
+    fn review_catalog() -> Catalog {
+        Catalog::from_commands(vec![
+            CustomCommand::new(
+                "review",
+                "Review $ARGUMENTS carefully",
+                Origin::Project,
+                ".duet/commands/review.md",
+            ),
+            CustomCommand::new("frontend:test", "Test", Origin::User, "x"),
+            // Only a file named so by mistake could get here: the loader refuses it.
+            CustomCommand::new("help", "Not the help", Origin::Project, "y"),
+        ])
+    }
+
+    #[test]
+    fn a_custom_command_takes_the_rest_as_its_arguments() {
+        let catalog = review_catalog();
+        assert_eq!(
+            super::parse("/review  src/lib.rs \"a b\" ", &catalog),
+            Some(Ok(SlashCommand::Custom {
+                name: "review".into(),
+                arguments: "src/lib.rs \"a b\"".into()
+            }))
+        );
+        assert_eq!(
+            super::parse("/Frontend:Test", &catalog),
+            Some(Ok(SlashCommand::Custom {
+                name: "frontend:test".into(),
+                arguments: String::new()
+            }))
+        );
+        assert_eq!(
+            super::parse("/help", &catalog),
+            Some(Ok(SlashCommand::Help))
+        );
+        assert_eq!(super::parse("//review x", &catalog), None);
+    }
+
+    #[test]
+    fn unknown_commands_suggest_custom_ones_too() {
+        let catalog = review_catalog();
+        let message = match super::parse("/reviw", &catalog) {
+            Some(Err(message)) => message,
+            other => panic!("{other:?}"),
+        };
+        assert!(
+            message.starts_with("unknown command /reviw; did you mean /review?"),
+            "{message}"
+        );
+        assert!(
+            message.contains("/quit, /review, /frontend:test"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn a_command_whose_file_was_left_out_says_why() {
+        let workspace = tempfile::tempdir().unwrap();
+        let commands = workspace.path().join(".duet/commands");
+        std::fs::create_dir_all(&commands).unwrap();
+        std::fs::write(commands.join("big.md"), "x".repeat(100_000)).unwrap();
+        let env = |_: &str| None;
+        let locations = Locations::new(workspace.path(), None, &env);
+        let catalog = Catalog::load(&locations, &built_in_names());
+        let message = match super::parse("/big now", &catalog) {
+            Some(Err(message)) => message,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            message,
+            "unknown command /big: .duet/commands/big.md was left out: 100000 bytes, more \
+             than the 65536 a prompt file may have"
+        );
+    }
+
+    #[test]
+    fn the_built_in_names_include_the_aliases() {
+        let names = built_in_names();
+        for name in ["help", "quit", "exit", "?", "resume"] {
+            assert!(names.contains(&name), "{name}");
+        }
+    }
 
     fn ok(input: &str) -> SlashCommand {
         match parse(input) {

@@ -1,10 +1,11 @@
-//! The list of files offered while an `@` mention is typed: fuzzy matching, the
-//! choice, and the popup above the input.
+//! The list offered while an `@` mention is typed (the workspace's files) or a command
+//! name after a leading `/` (the built-in and custom slash commands): fuzzy matching,
+//! the choice, and the popup above the input.
 //!
-//! Owns: matching the typed query against the workspace's [`FileList`], the selected
-//! row, and drawing the popup. Does not own: the token grammar ([`crate::mention`]),
-//! listing the files (`tui::file_list`), or the text (the composer replaces the query
-//! with the chosen path).
+//! Owns: matching the typed query against the [`Choices`], the selected row, and
+//! drawing the popup. Does not own: the token grammar ([`crate::mention`]), listing the
+//! files (`tui::file_list`) or the commands (the app), or the text (the composer
+//! replaces the query with the chosen path or name).
 //! Invariant: a keystroke costs one quick pass (a subsequence test and a rough score,
 //! bytewise) over the paths the shorter query matched (a fuzzy match of the longer one
 //! is a match of the shorter; the whole list when the query changed otherwise or a new
@@ -34,15 +35,50 @@ pub(crate) const MAX_SHOWN: usize = 8;
 const RESCORED: usize = 1000;
 /// The popup is at least this wide, so a short path does not make a sliver of it.
 const MIN_WIDTH: usize = 30;
+/// Cells between a command and its note.
+const NOTE_GAP: usize = 2;
 
-/// The completion of one `@` token.
+/// What a list offers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Subject {
+    /// The workspace's files, after `@`.
+    Files,
+    /// Slash commands, after a `/` that starts the message.
+    Commands,
+}
+
+/// What a list chooses from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Choices {
+    /// What is matched and inserted: a path, or a command's name without its slash.
+    pub(crate) items: Vec<String>,
+    /// Shown dimmed after the item of the same index (a command's arguments and what
+    /// it does); empty for files.
+    pub(crate) notes: Vec<String>,
+    /// The items are the first of more (a walk stopped at its cap).
+    pub(crate) truncated: bool,
+}
+
+impl From<FileList> for Choices {
+    fn from(files: FileList) -> Self {
+        Choices {
+            items: files.paths,
+            notes: Vec::new(),
+            truncated: files.truncated,
+        }
+    }
+}
+
+/// The completion of one `@` token or one command name.
 #[derive(Clone, Debug)]
 pub(crate) struct Completion {
-    /// The token's `@`: line and byte offset. The list belongs to that token only.
+    subject: Subject,
+    /// The token's `@` (or the command's `/`): line and byte offset. The list belongs
+    /// to that token only.
     anchor: (usize, usize),
     query: String,
     /// The list matched against; `None` until the first walk ends.
-    list: Option<Arc<FileList>>,
+    list: Option<Arc<Choices>>,
     /// Indices into the list of every path `query` matches, in list order.
     matching: Vec<usize>,
     /// The best of them, best first.
@@ -58,8 +94,9 @@ struct Shown {
 }
 
 impl Completion {
-    pub(crate) fn new(anchor: (usize, usize)) -> Self {
+    pub(crate) fn new(subject: Subject, anchor: (usize, usize)) -> Self {
         Completion {
+            subject,
             anchor,
             query: String::new(),
             list: None,
@@ -73,13 +110,17 @@ impl Completion {
         self.anchor
     }
 
+    pub(crate) fn subject(&self) -> Subject {
+        self.subject
+    }
+
     pub(crate) fn query(&self) -> &str {
         &self.query
     }
 
     /// Matches `query` against `list` (nothing yet when it is `None`). A new query
     /// selects the best match; a new list for the same query keeps the chosen path.
-    pub(crate) fn update(&mut self, query: &str, list: Option<&Arc<FileList>>) {
+    pub(crate) fn update(&mut self, query: &str, list: Option<&Arc<Choices>>) {
         let same_list = match (&self.list, list) {
             (Some(old), Some(new)) => Arc::ptr_eq(old, new),
             (None, None) => true,
@@ -97,12 +138,12 @@ impl Completion {
             self.selected = 0;
             return;
         };
-        let paths = &list.paths;
+        let items = &list.items;
         let narrowing = same_list && query.starts_with(self.query.as_str());
         let candidates = if narrowing {
             std::mem::take(&mut self.matching)
         } else {
-            (0..paths.len()).collect()
+            (0..items.len()).collect()
         };
         // Smart case, as the matcher has it: an ASCII upper-case letter in the query
         // makes the whole match case-sensitive.
@@ -110,23 +151,30 @@ impl Completion {
         let mut quick: Vec<(i64, usize)> = candidates
             .into_iter()
             .filter_map(|index| {
-                let score = quick_score(paths[index].as_bytes(), query.as_bytes(), case_sensitive)?;
+                let score = quick_score(items[index].as_bytes(), query.as_bytes(), case_sensitive)?;
                 Some((score, index))
             })
             .collect();
         self.matching = quick.iter().map(|&(_, index)| index).collect();
-        // Best score first; among equals the shorter path (nearer the root), then by name.
+        // Best score first; among equal files the shorter path (nearer the root), then by
+        // name; among equal commands, the order they are listed in (built-in ones first).
+        let subject = self.subject;
         let order = |a: &(i64, usize), b: &(i64, usize)| {
-            b.0.cmp(&a.0)
-                .then_with(|| paths[a.1].len().cmp(&paths[b.1].len()))
-                .then_with(|| paths[a.1].cmp(&paths[b.1]))
+            let ties = match subject {
+                Subject::Files => items[a.1]
+                    .len()
+                    .cmp(&items[b.1].len())
+                    .then_with(|| items[a.1].cmp(&items[b.1])),
+                Subject::Commands => a.1.cmp(&b.1),
+            };
+            b.0.cmp(&a.0).then(ties)
         };
         best(&mut quick, RESCORED, order);
         let matcher = SkimMatcherV2::default();
         let mut scored: Vec<(i64, usize)> = quick
             .into_iter()
             .filter_map(|(_, index)| {
-                let score = matcher.fuzzy_match(&paths[index], query)?;
+                let score = matcher.fuzzy_match(&items[index], query)?;
                 Some((score, index))
             })
             .collect();
@@ -136,7 +184,7 @@ impl Completion {
             .map(|(_, index)| Shown {
                 index,
                 positions: matcher
-                    .fuzzy_indices(&paths[index], query)
+                    .fuzzy_indices(&items[index], query)
                     .map(|(_, positions)| positions)
                     .unwrap_or_default(),
             })
@@ -148,21 +196,30 @@ impl Completion {
             .and_then(|path| {
                 self.shown
                     .iter()
-                    .position(|shown| paths[shown.index] == path)
+                    .position(|shown| items[shown.index] == path)
             })
             .unwrap_or(0);
     }
 
-    /// Whether there is a path to choose (the list came and something matches).
+    /// Whether there is an item to choose (the list came and something matches).
     pub(crate) fn has_choice(&self) -> bool {
         !self.shown.is_empty()
     }
 
-    /// The selected path.
+    /// Whether the query is a whole command name already: choosing it would add
+    /// nothing, so Enter sends the command rather than completing it.
+    pub(crate) fn is_complete(&self) -> bool {
+        self.subject == Subject::Commands
+            && self
+                .chosen()
+                .is_some_and(|name| name.eq_ignore_ascii_case(&self.query))
+    }
+
+    /// The selected item.
     pub(crate) fn chosen(&self) -> Option<&str> {
         let list = self.list.as_ref()?;
         let shown = self.shown.get(self.selected)?;
-        list.paths.get(shown.index).map(String::as_str)
+        list.items.get(shown.index).map(String::as_str)
     }
 
     /// Moves the selection, round at the ends; `false` with nothing to choose.
@@ -179,15 +236,31 @@ impl Completion {
         true
     }
 
-    /// The paths shown, best first (for tests and the popup).
-    pub(crate) fn shown_paths(&self) -> Vec<&str> {
+    /// The items shown, best first (for tests and the popup).
+    pub(crate) fn shown_items(&self) -> Vec<&str> {
         let Some(list) = &self.list else {
             return Vec::new();
         };
         self.shown
             .iter()
-            .filter_map(|shown| list.paths.get(shown.index).map(String::as_str))
+            .filter_map(|shown| list.items.get(shown.index).map(String::as_str))
             .collect()
+    }
+
+    /// The note of the shown item at `index` in the list; empty when it has none.
+    fn note(&self, index: usize) -> &str {
+        self.list
+            .as_ref()
+            .and_then(|list| list.notes.get(index))
+            .map_or("", String::as_str)
+    }
+
+    /// The text of a row before its note: the path, or the command with its slash.
+    fn row_text(&self, item: &str) -> String {
+        match self.subject {
+            Subject::Files => item.to_string(),
+            Subject::Commands => format!("/{item}"),
+        }
     }
 
     /// Draws the popup at the bottom of `area`, left-aligned, with `footer` (the keys)
@@ -202,25 +275,43 @@ impl Completion {
         if area.height < 3 || area.width < 8 {
             return None;
         }
+        let noun = match self.subject {
+            Subject::Files => "file",
+            Subject::Commands => "command",
+        };
         let title = match &self.list {
             Some(list) if list.truncated => {
-                format!(" files (the first {}) ", list.paths.len())
+                format!(" {noun}s (the first {}) ", list.items.len())
             }
-            _ => " files ".to_string(),
+            _ => format!(" {noun}s "),
         };
         let message = match &self.list {
             None => Some("listing the workspace's files…".to_string()),
-            Some(_) if self.shown.is_empty() => Some(format!("no file matches “{}”", self.query)),
+            Some(_) if self.shown.is_empty() => Some(format!("no {noun} matches “{}”", self.query)),
             Some(_) => None,
         };
-        let paths = self.shown_paths();
-        let rows = message.as_ref().map_or(paths.len(), |_| 1);
-        let content = paths
+        let items = self.shown_items();
+        let rows = message.as_ref().map_or(items.len(), |_| 1);
+        // Notes start in one column, after the widest item shown.
+        let item_column = items
             .iter()
-            .map(|path| text_width(path))
-            .chain(message.as_deref().map(text_width))
+            .map(|item| text_width(&self.row_text(item)))
             .max()
-            .unwrap_or(0)
+            .unwrap_or(0);
+        let notes = self
+            .shown
+            .iter()
+            .map(|shown| text_width(self.note(shown.index)))
+            .max()
+            .unwrap_or(0);
+        let rows_width = if notes > 0 {
+            item_column + NOTE_GAP + notes
+        } else {
+            item_column
+        };
+        let content = message
+            .as_deref()
+            .map_or(rows_width, text_width)
             // A space each side of the text, a border each side of that.
             + 4;
         let area_width = usize::from(area.width);
@@ -259,7 +350,7 @@ impl Completion {
         // Keep the selection in view when the rows are cut short.
         let visible = usize::from(inner.height);
         let first = (self.selected + 1).saturating_sub(visible);
-        for (row, (index, path)) in paths
+        for (row, (index, item)) in items
             .iter()
             .enumerate()
             .skip(first)
@@ -280,8 +371,30 @@ impl Completion {
                     base,
                 );
             }
-            let positions = &self.shown[index].positions;
-            let line = path_line(path, positions, text_budget, base, base.patch(theme.accent));
+            let shown = &self.shown[index];
+            let matched = base.patch(theme.accent);
+            let line = match self.subject {
+                Subject::Files => path_line(item, &shown.positions, text_budget, base, matched),
+                Subject::Commands => {
+                    // The slash comes before the name the positions are in.
+                    let positions: Vec<usize> = shown
+                        .positions
+                        .iter()
+                        .map(|position| position + 1)
+                        .collect();
+                    let text = self.row_text(item);
+                    let mut line = path_line(&text, &positions, text_budget, base, matched);
+                    let gap = item_column.saturating_sub(line.width()) + NOTE_GAP;
+                    let room = text_budget.saturating_sub(line.width() + gap);
+                    let note = self.note(shown.index);
+                    if !note.is_empty() && room > 1 {
+                        line.spans.push(Span::styled(" ".repeat(gap), base));
+                        line.spans
+                            .push(Span::styled(clip_end(note, room), base.patch(theme.dim)));
+                    }
+                    line
+                }
+            };
             buf.set_line(inner.x + 1, y, &line, inner.width - 1);
         }
         Some(popup)
@@ -372,6 +485,26 @@ fn quick_score(path: &[u8], query: &[u8], case_sensitive: bool) -> Option<i64> {
     Some(score)
 }
 
+/// `text` in at most `budget` cells, cut at the end with `…` when it is longer.
+fn clip_end(text: &str, budget: usize) -> String {
+    if text_width(text) <= budget {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let width = c.width().unwrap_or(0);
+        // Room for the `…`.
+        if used + width + 1 > budget {
+            break;
+        }
+        used += width;
+        out.push(c);
+    }
+    out.push('…');
+    out
+}
+
 /// `path` in at most `budget` cells, the characters at `positions` in `matched`: a path
 /// too long loses its start (`…/deep/file.rs`), since the name is what tells paths apart.
 fn path_line(
@@ -419,15 +552,15 @@ mod tests {
 
     use super::*;
 
-    fn list(paths: &[&str]) -> Arc<FileList> {
-        Arc::new(FileList {
-            paths: paths.iter().map(|path| path.to_string()).collect(),
-            truncated: false,
+    fn list(paths: &[&str]) -> Arc<Choices> {
+        Arc::new(Choices {
+            items: paths.iter().map(|path| path.to_string()).collect(),
+            ..Choices::default()
         })
     }
 
-    fn completion(query: &str, files: &Arc<FileList>) -> Completion {
-        let mut completion = Completion::new((0, 0));
+    fn completion(query: &str, files: &Arc<Choices>) -> Completion {
+        let mut completion = Completion::new(Subject::Files, (0, 0));
         completion.update(query, Some(files));
         completion
     }
@@ -447,13 +580,13 @@ mod tests {
     fn the_query_filters_fuzzily_best_first() {
         let files = list(TREE);
         let c = completion("compl", &files);
-        assert_eq!(c.shown_paths(), ["src/tui/composer/complete.rs"]);
+        assert_eq!(c.shown_items(), ["src/tui/composer/complete.rs"]);
         let c = completion("main", &files);
-        assert_eq!(c.shown_paths()[0], "src/main.rs");
+        assert_eq!(c.shown_items()[0], "src/main.rs");
         let c = completion("tuiapp", &files);
-        assert_eq!(c.shown_paths(), ["src/tui/app.rs"]);
+        assert_eq!(c.shown_items(), ["src/tui/app.rs"]);
         let c = completion("xyz", &files);
-        assert_eq!(c.shown_paths(), Vec::<&str>::new());
+        assert_eq!(c.shown_items(), Vec::<&str>::new());
         assert!(!c.has_choice());
         assert_eq!(c.chosen(), None);
     }
@@ -463,7 +596,7 @@ mod tests {
         let files = list(TREE);
         let c = completion("", &files);
         assert_eq!(
-            c.shown_paths(),
+            c.shown_items(),
             [
                 "README.md",
                 "Cargo.toml",
@@ -481,10 +614,10 @@ mod tests {
     fn case_is_smart() {
         let files = list(&["Makefile", "src/make.rs"]);
         let both = completion("make", &files);
-        let mut lower = both.shown_paths();
+        let mut lower = both.shown_items();
         lower.sort_unstable();
         assert_eq!(lower, ["Makefile", "src/make.rs"]);
-        assert_eq!(completion("Make", &files).shown_paths(), ["Makefile"]);
+        assert_eq!(completion("Make", &files).shown_items(), ["Makefile"]);
     }
 
     #[test]
@@ -493,9 +626,9 @@ mod tests {
         let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
         let files = list(&refs);
         let c = completion("file", &files);
-        assert_eq!(c.shown_paths().len(), MAX_SHOWN);
+        assert_eq!(c.shown_items().len(), MAX_SHOWN);
         assert_eq!(c.matching.len(), 30);
-        assert_eq!(c.shown_paths()[0], "dir/file00.rs", "ties go by name");
+        assert_eq!(c.shown_items()[0], "dir/file00.rs", "ties go by name");
     }
 
     #[test]
@@ -514,7 +647,7 @@ mod tests {
     fn selection_goes_round_and_a_new_query_starts_at_the_best() {
         let files = list(TREE);
         let mut c = completion("rs", &files);
-        let shown: Vec<String> = c.shown_paths().iter().map(|p| p.to_string()).collect();
+        let shown: Vec<String> = c.shown_items().iter().map(|p| p.to_string()).collect();
         assert_eq!(c.chosen(), Some(shown[0].as_str()));
         assert!(c.select(false));
         assert_eq!(
@@ -539,7 +672,7 @@ mod tests {
 
     #[test]
     fn nothing_is_offered_before_the_list_comes() {
-        let mut c = Completion::new((0, 0));
+        let mut c = Completion::new(Subject::Files, (0, 0));
         c.update("ma", None);
         assert!(!c.has_choice());
         c.update("ma", Some(&list(TREE)));
@@ -602,7 +735,7 @@ mod tests {
             .take(MAX_SHOWN)
             .map(|(_, path)| *path)
             .collect();
-        assert_eq!(c.shown_paths(), expected);
+        assert_eq!(c.shown_items(), expected);
     }
 
     fn text(line: &Line) -> String {

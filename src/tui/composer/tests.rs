@@ -413,12 +413,12 @@ fn an_at_sign_opens_the_file_list_and_what_follows_filters_it() {
     c.insert_text("@");
     assert!(c.completing());
     assert!(c.take_opened(), "the app may list the files afresh");
-    assert_eq!(c.completion_paths().len(), FILES.len());
+    assert_eq!(c.completion_items().len(), FILES.len());
     c.insert_text("tuiap");
-    assert_eq!(c.completion_paths(), ["src/tui/app.rs"]);
+    assert_eq!(c.completion_items(), ["src/tui/app.rs"]);
     act(&mut c, &[Action::DeleteBack, Action::DeleteBack]);
     assert_eq!(
-        c.completion_paths(),
+        c.completion_items(),
         ["src/tui/app.rs", "src/tui/composer.rs"]
     );
     assert!(!c.take_opened(), "still the same list");
@@ -453,7 +453,7 @@ fn accepting_puts_the_path_and_a_space_in_place_of_the_query() {
     );
     let mut quoted = with_files(FILES);
     quoted.insert_text("@\"dir wi");
-    assert_eq!(quoted.completion_paths(), ["docs/dir with space/notes.md"]);
+    assert_eq!(quoted.completion_items(), ["docs/dir with space/notes.md"]);
     quoted.handle(Action::CompletionAccept);
     assert_eq!(quoted.text(), "@\"docs/dir with space/notes.md\" ");
 }
@@ -544,7 +544,7 @@ fn with_nothing_to_choose_the_list_leaves_moves_and_enter_alone() {
         truncated: false,
     });
     assert!(c.completion_takes(Action::CompletionAccept));
-    assert_eq!(c.completion_paths(), ["src/main.rs"]);
+    assert_eq!(c.completion_items(), ["src/main.rs"]);
     c.insert_text("zzz");
     assert!(c.completing(), "shown, to say nothing matches");
     assert!(!c.completion_takes(Action::CompletionAccept));
@@ -607,4 +607,97 @@ fn the_list_says_when_files_are_being_listed_or_nothing_matches() {
     assert_eq!(row_text(&terminal, 4), "│ no file matches “x”        │");
     let tiny = draw_with_list(&mut c, 50, 2);
     assert_eq!(row_text(&tiny, 0), "", "no room: no list");
+}
+
+fn with_commands() -> Composer {
+    let mut composer = with_files(FILES);
+    composer.set_commands(vec![
+        ("help".into(), "Show the keys and commands".into()),
+        (
+            "mode".into(),
+            "[ask|auto] Show or set the approval mode".into(),
+        ),
+        (
+            "resume".into(),
+            "[ID]  List this workspace's sessions".into(),
+        ),
+        ("review".into(), "[file]  Review a file carefully".into()),
+        ("frontend:test".into(), "Run the UI tests".into()),
+    ]);
+    composer
+}
+
+#[test]
+fn a_leading_slash_opens_the_command_list_and_what_follows_filters_it() {
+    let mut c = with_commands();
+    c.insert_text("/");
+    assert!(c.completing());
+    assert!(!c.take_opened(), "no walk of the files for commands");
+    assert_eq!(
+        c.completion_items(),
+        ["help", "mode", "resume", "review", "frontend:test"],
+        "in their order"
+    );
+    c.insert_text("re");
+    assert_eq!(c.completion_items(), ["resume", "review", "frontend:test"]);
+    c.insert_text("vi");
+    assert_eq!(c.completion_items(), ["review"]);
+    assert_eq!(c.handle(Action::CompletionAccept), ComposerOutcome::Changed);
+    assert_eq!(c.text(), "/review ");
+    assert!(!c.completing(), "the arguments have begun");
+    c.insert_text("@mai");
+    assert_eq!(
+        c.completion_items(),
+        ["src/main.rs"],
+        "files after the command"
+    );
+}
+
+#[test]
+fn only_a_slash_that_starts_the_message_opens_the_command_list() {
+    for text in ["see /re", " /re", "//re", "/usr/bin", "/re view"] {
+        let mut c = with_commands();
+        c.insert_text(text);
+        assert!(!c.completing(), "{text:?}");
+    }
+    let mut c = with_commands();
+    c.insert_text("first line\n/re");
+    assert!(!c.completing(), "not on a later line");
+    let mut c = with_commands();
+    c.set_text("/review");
+    assert!(
+        !c.completing(),
+        "a recalled or restored message opens nothing"
+    );
+}
+
+#[test]
+fn a_whole_command_name_leaves_enter_to_send_it() {
+    let mut c = with_commands();
+    c.insert_text("/hel");
+    assert!(c.completion_takes(Action::CompletionAccept));
+    c.insert_text("p");
+    assert!(c.completing(), "still shown, with what it does");
+    assert!(!c.completion_takes(Action::CompletionAccept));
+    assert!(c.completion_takes(Action::CompletionNext));
+    let mut c = with_commands();
+    c.insert_text("/HELP");
+    assert!(!c.completion_takes(Action::CompletionAccept));
+    c.insert_text("zz");
+    assert!(
+        !c.completion_takes(Action::CompletionAccept),
+        "nothing matches"
+    );
+}
+
+#[test]
+fn snapshot_of_the_command_list_above_the_input() {
+    let mut c = with_commands();
+    c.set_completion_footer(" ↑ previous · ↓ next · Tab insert · Esc close ".into());
+    c.insert_text("/re");
+    c.handle(Action::CompletionNext);
+    let terminal = draw_with_list(&mut c, 60, 6);
+    insta::assert_snapshot!(terminal.backend());
+    let narrow = draw_with_list(&mut c, 30, 6);
+    assert_eq!(row_text(&narrow, 2), "│ /resume         [ID]  Lis… │");
 }
