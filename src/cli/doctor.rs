@@ -2,7 +2,8 @@
 //! user while it does.
 //!
 //! Owns: gathering the facts (config, model settings, key presence, state directory,
-//! shells and tools on PATH, the shell's protections) and laying them out. Does not
+//! custom commands and the prompt files left out, shells and tools on PATH, the shell's
+//! protections) and laying them out. Does not
 //! own: any of the mechanisms it reports on.
 //! Invariant: it never prints a secret's value, and it reports protections as the
 //! sandbox launcher achieved them, never as configured.
@@ -13,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use duet::config::{self, ConfigError, FileConfig, Flags, Paths};
+use duet::custom_commands::{Catalog, Locations};
 use duet::policy::ProtectedPaths;
 use duet::shell::ShellConfig;
 use duet::shell::environment::EnvironmentPolicy;
@@ -90,6 +92,11 @@ fn gather(flags: &Flags, workspace: &Path) -> Vec<Check> {
         }
     };
     checks.push(state_dir(&paths.state_dir));
+    let locations = super::tui::custom_command_locations(&paths, workspace);
+    checks.extend(custom_commands(
+        &super::tui::load_custom_commands(&locations),
+        &locations,
+    ));
     checks.extend(programs());
     match shell {
         Ok(shell) => checks.extend(protections(shell, file.policy.protected.clone(), workspace)),
@@ -165,6 +172,58 @@ fn state_dir(dir: &Path) -> Check {
             format!("{}: {error}", dir.display()),
         ),
     }
+}
+
+/// The slash commands the prompt files make, and the files left out with the reason.
+fn custom_commands(catalog: &Catalog, locations: &Locations) -> Vec<Check> {
+    let mut checks = Vec::new();
+    if catalog.is_empty() {
+        let looked: Vec<&str> = locations
+            .sources
+            .iter()
+            .map(|source| source.shown.as_str())
+            .collect();
+        checks.push(check(
+            Status::Note,
+            "commands",
+            format!(
+                "no prompt files (looked in {}; see README \"Custom commands\")",
+                looked.join(", ")
+            ),
+        ));
+    } else {
+        let lines: Vec<String> = catalog
+            .commands()
+            .iter()
+            .map(|command| format!("/{}  {}  {}", command.name, command.origin, command.file))
+            .collect();
+        checks.push(check(
+            Status::Ok,
+            "commands",
+            format!(
+                "{} from prompt files:\n{}",
+                catalog.commands().len(),
+                lines.join("\n")
+            ),
+        ));
+    }
+    if !catalog.ignored().is_empty() {
+        let lines: Vec<String> = catalog
+            .ignored()
+            .iter()
+            .map(|ignored| format!("{} ({}): {}", ignored.file, ignored.origin, ignored.why))
+            .collect();
+        checks.push(check(
+            Status::Warn,
+            "commands",
+            format!(
+                "{} left out:\n{}",
+                catalog.ignored().len(),
+                lines.join("\n")
+            ),
+        ));
+    }
+    checks
 }
 
 /// Shells duet can drive, and the tools it works with.
@@ -482,6 +541,62 @@ mod tests {
         assert_eq!(checks[0].status, Status::Fail);
         assert!(
             checks[0].detail.starts_with("/c/config.toml:1:"),
+            "{}",
+            checks[0].detail
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn custom_commands_are_listed_and_the_files_left_out_say_why() {
+        let workspace = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let write = |dir: &Path, relative: &str, content: &str| {
+            let path = dir.join(relative);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, content).unwrap();
+        };
+        write(
+            workspace.path(),
+            ".duet/commands/review.md",
+            "Review $ARGUMENTS",
+        );
+        write(workspace.path(), ".duet/commands/help.md", "Not the help");
+        write(home.path(), ".codex/prompts/fix.md", "Fix $1");
+        write(home.path(), ".codex/prompts/review.md", "Another review");
+        std::os::unix::fs::symlink(
+            "/etc/passwd",
+            workspace.path().join(".duet/commands/passwd.md"),
+        )
+        .unwrap();
+        let home_path = home.path().as_os_str().to_os_string();
+        let env = move |name: &str| (name == "HOME").then(|| home_path.clone());
+        let locations = Locations::new(workspace.path(), None, &env);
+        let checks = custom_commands(
+            &super::super::tui::load_custom_commands(&locations),
+            &locations,
+        );
+        assert_eq!(
+            render(&checks),
+            "ok    commands  2 from prompt files:\n\
+             \x20               /review  project  .duet/commands/review.md\n\
+             \x20               /fix  user  ~/.codex/prompts/fix.md\n\
+             warn  commands  3 left out:\n\
+             \x20               .duet/commands/help.md (project): /help is a built-in command, \
+             which a file cannot replace\n\
+             \x20               .duet/commands/passwd.md (project): a symbolic link out of the \
+             project (a project's files are read only inside it)\n\
+             \x20               ~/.codex/prompts/review.md (user): /review is already defined by \
+             .duet/commands/review.md\n"
+        );
+        let nothing = Locations::new(home.path().join("none").as_path(), None, &|_| None);
+        let checks = custom_commands(&Catalog::default(), &nothing);
+        assert_eq!(checks.len(), 1);
+        assert_eq!(checks[0].status, Status::Note);
+        assert!(
+            checks[0]
+                .detail
+                .contains(".duet/commands, .claude/commands"),
             "{}",
             checks[0].detail
         );
