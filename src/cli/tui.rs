@@ -2,8 +2,9 @@
 //! `duet demo`).
 //!
 //! Owns: the checks before the UI starts (a terminal on both ends, a model — or the
-//! setup view that picks a local one), the UI's options from the command line and the
-//! keymap file, and the two runtimes the agent and the UI run on. Does not own: the UI
+//! setup view that picks a local one), the UI's options from the command line, the
+//! keymap file and the prompt files (custom commands), and the two runtimes the agent
+//! and the UI run on. Does not own: the UI
 //! itself (`duet::tui`), the agent (`super::agent`) or the settings
 //! (`super::settings`).
 //! Invariant: problems found before the UI starts go to stderr only when the UI does

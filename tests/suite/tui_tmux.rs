@@ -1,9 +1,10 @@
 //! The real terminal, end to end: tmux runs `duet` against the scripted server in a temp
 //! repository; the test types like a user (`send-keys`) and reads the screen
 //! (`capture-pane`). It reviews an edit — rejecting one hunk with a reason, approving the
-//! rest — then interrupts a long answer with Esc and steers with a new message. And it
-//! drives `duet demo` to its end, and checks that a streamed answer scrolled with the
-//! terminal's scroll region leaves the screen as a full redraw draws it.
+//! rest — then interrupts a long answer with Esc and steers with a new message. It sends a
+//! project's custom command, chosen from the `/` list. And it drives `duet demo` to its
+//! end, and checks that a streamed answer scrolled with the terminal's scroll region
+//! leaves the screen as a full redraw draws it.
 
 use std::path::Path;
 use std::process::Command as Process;
@@ -203,8 +204,17 @@ struct Scripted {
 }
 
 async fn scripted_session(script: &str, flags: &str) -> Option<Scripted> {
+    scripted_session_with(script, flags, &[("a.txt", "a\n")]).await
+}
+
+/// [`scripted_session`] in a repository holding `files`.
+async fn scripted_session_with(
+    script: &str,
+    flags: &str,
+    files: &[(&str, &str)],
+) -> Option<Scripted> {
     let server = ScriptedServer::start(Script::from_toml(script).unwrap()).await;
-    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let repo = TestRepo::with_files(files);
     let home = tempfile::tempdir().unwrap();
     let command = duet_command(&server, home.path(), flags);
     let tmux = Tmux::start(&command, repo.path())?;
@@ -991,4 +1001,45 @@ blocks = [{ text = "Copy\u001b]52;c;cm0gLXJmIH4vICMgcHduZWQ=\u0007 this.\n\u001b
     tmux.keys(&["C-c"]);
     tmux.keys(&["C-c"]);
     server.assert_no_violations();
+}
+
+/// A project's prompt file is a command: the `/` list offers it, and `/review
+/// src/lib.rs` reaches the model as the file's text with the argument filled in.
+#[tokio::test]
+async fn a_custom_command_sends_its_expanded_prompt_to_the_model() {
+    let script = r#"
+[[turn]]
+blocks = [{ text = "Reviewed." }]
+"#;
+    let files = [
+        ("src/lib.rs", "pub fn f() {}\n"),
+        (
+            ".duet/commands/review.md",
+            "---\ndescription: Review a file\nargument-hint: [file]\n---\nReview $ARGUMENTS carefully\n",
+        ),
+    ];
+    let Some(session) = scripted_session_with(script, "", &files).await else {
+        return;
+    };
+    let tmux = &session.tmux;
+    let keys = |text: &str| {
+        let status = tmux
+            .cmd()
+            .args(["send-keys", "-t", "duet", "-l", text])
+            .status()
+            .expect("send-keys -l");
+        assert!(status.success());
+    };
+    keys("/rev");
+    let screen = tmux.wait_for_screen("[file]  Review a file").await;
+    assert!(screen.contains("/review"), "{screen}");
+    tmux.keys(&["Tab"]);
+    tmux.type_line("src/lib.rs");
+    wait_for_requests(&session.server, 1).await;
+    tmux.wait_for_screen("Reviewed.").await;
+    let requests = session.server.requests();
+    let sent = last_user_text(&requests[0]);
+    assert!(sent.contains("Review src/lib.rs carefully"), "{sent}");
+    assert!(!sent.contains("$ARGUMENTS"), "{sent}");
+    session.server.assert_no_violations();
 }
