@@ -4,10 +4,10 @@
 //! Owns: the text being written (multi-line, wrapped, scrolled within a height cap),
 //! the history of sent messages, the list of files offered while an `@` mention is
 //! typed and of commands while a leading `/` is (see `composer::complete`), and how all
-//! of them are drawn. Does not own: what a sent
-//! message does (the app decides between steering, queueing and slash commands), the
-//! pending list itself (the app sets it after every change), or the workspace's files
-//! and the commands (the app hands over each new list).
+//! of them are drawn. Does not own: what a sent message does (the app decides between
+//! steering, queueing and slash commands), the pending list itself (the app sets it
+//! after every change), or the workspace's files and the commands (the app hands over
+//! each new list).
 //! Invariant: work per keystroke or frame is bounded by the visible rows and the
 //! cursor's line, never by the whole text, so a megabyte paste stays responsive.
 //!
@@ -36,6 +36,7 @@ use self::wrap::{grapheme_width, is_blank};
 use super::action::Action;
 use super::file_list::FileList;
 use super::theme::Theme;
+use crate::custom_commands;
 use crate::mention;
 
 const PLACEHOLDER: &str = "Ask duet… (Enter to send, Shift+Enter for a newline)";
@@ -118,7 +119,7 @@ pub struct Composer {
     dismissed: Option<(usize, usize)>,
     /// An `@` list opened since [`Composer::take_opened`] was last asked.
     opened: bool,
-    /// The keys of the `@` list, for the bottom of its popup.
+    /// The keys of the `@` and `/` lists, for the bottom of their popup.
     completion_footer: String,
     /// What goes with the next message besides its text (`image: shot.png`), shown as
     /// chips on the rule above the input.
@@ -365,7 +366,7 @@ impl Composer {
         true
     }
 
-    /// Opens, updates or closes the `@` list after the text or the cursor changed;
+    /// Opens, updates or closes the `@` or `/` list after the text or the cursor changed;
     /// `may_open` when the change was typing or deleting.
     fn refresh_completion(&mut self, may_open: bool) {
         let (line, col) = self.editor.cursor();
@@ -414,7 +415,9 @@ impl Composer {
                 completion.update(&query, list);
                 self.completion = Some(completion);
                 // Only files may want listing afresh; the commands are known.
-                self.opened = subject == Subject::Files;
+                if subject == Subject::Files {
+                    self.opened = true;
+                }
             }
             _ => self.completion = None,
         }
@@ -714,10 +717,7 @@ impl Composer {
 /// that starts with a slash) and no whitespace (the arguments have begun).
 fn command_typing(line: usize, typed: &str) -> Option<&str> {
     let query = typed.strip_prefix('/').filter(|_| line == 0)?;
-    query
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'))
-        .then_some(query)
+    (query.is_empty() || custom_commands::valid_name(query)).then_some(query)
 }
 
 /// A message as sent: no trailing whitespace, no leading blank lines (indentation of
