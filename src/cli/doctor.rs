@@ -579,15 +579,15 @@ mod tests {
         assert_eq!(
             render(&checks),
             "ok    commands  2 from prompt files:\n\
-             \x20               /review  project  .duet/commands/review.md\n\
              \x20               /fix  user  ~/.codex/prompts/fix.md\n\
+             \x20               /review  user  ~/.codex/prompts/review.md\n\
              warn  commands  3 left out:\n\
              \x20               .duet/commands/help.md (project): /help is a built-in command, \
              which a file cannot replace\n\
              \x20               .duet/commands/passwd.md (project): a symbolic link out of the \
              project (a project's files are read only inside it)\n\
-             \x20               ~/.codex/prompts/review.md (user): /review is already defined by \
-             .duet/commands/review.md\n"
+             \x20               .duet/commands/review.md (project): /review is already defined \
+             by ~/.codex/prompts/review.md\n"
         );
         let nothing = Locations::new(home.path().join("none").as_path(), None, &|_| None);
         let checks = custom_commands(&Catalog::default(), &nothing);

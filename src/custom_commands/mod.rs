@@ -13,9 +13,10 @@
 //! file that looked like a command and was left out is in [`Catalog::ignored`] with
 //! the reason; nothing in a description or argument hint can act on a terminal.
 //!
-//! The order, first wins: `<workspace>/.duet/commands`, `<workspace>/.claude/commands`,
-//! `<config dir>/commands`, `~/.claude/commands`, `$CODEX_HOME/prompts` (default
-//! `~/.codex/prompts`). Each `*.md` file is a command named by its file name less `.md`;
+//! The order, first wins: the user's `<config dir>/commands`, `~/.claude/commands`,
+//! `$CODEX_HOME/prompts` (default `~/.codex/prompts`), then the project's
+//! `<workspace>/.duet/commands` and `<workspace>/.claude/commands`: the repository is
+//! untrusted, and never takes a name the user's own prompts have. Each `*.md` file is a command named by its file name less `.md`;
 //! in all but Codex's directory, a file one directory down is namespaced by it:
 //! `frontend/test.md` is `/frontend:test`.
 
@@ -78,9 +79,9 @@ pub struct Locations {
 }
 
 impl Locations {
-    /// The usual directories for `workspace`: the project's, then duet's own in
-    /// `config_dir` (where `config.toml` lives), then Claude Code's and Codex's in the
-    /// home directory. `env` reads `HOME` and `CODEX_HOME`.
+    /// The usual directories for `workspace`: duet's own in `config_dir` (where
+    /// `config.toml` lives), Claude Code's and Codex's in the home directory, then the
+    /// project's. `env` reads `HOME` and `CODEX_HOME`.
     pub fn new(
         workspace: &Path,
         config_dir: Option<&Path>,
@@ -106,7 +107,9 @@ impl Locations {
             dir,
             namespaced,
         };
-        let mut sources = vec![project(".duet/commands"), project(".claude/commands")];
+        // The user's own first: a repository cannot take the name of a prompt the user
+        // relies on and make `/review` send its text instead.
+        let mut sources = Vec::new();
         if let Some(config_dir) = config_dir {
             sources.push(user(config_dir.join("commands"), true));
         }
@@ -121,6 +124,7 @@ impl Locations {
             // Codex reads only the files directly in its directory.
             sources.push(user(codex_home.join("prompts"), false));
         }
+        sources.extend([project(".duet/commands"), project(".claude/commands")]);
         Self {
             workspace: workspace.to_path_buf(),
             sources,
@@ -236,7 +240,7 @@ impl Catalog {
         };
         let project = Root::open(&locations.workspace).ok();
         // The workspace may be the home directory: its `.claude/commands` is then read
-        // once, as the project's.
+        // once, as the user's.
         let mut seen: Vec<PathBuf> = Vec::new();
         for source in &locations.sources {
             let absolute = locations.workspace.join(&source.dir);

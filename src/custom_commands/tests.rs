@@ -65,7 +65,7 @@ fn ignored(catalog: &Catalog) -> Vec<(String, String)> {
 }
 
 #[test]
-fn the_locations_are_the_project_then_duet_then_claude_then_codex() {
+fn the_locations_are_the_users_duet_claude_codex_then_the_projects() {
     let dirs = Dirs::new();
     let locations = dirs.locations(None);
     let shown: Vec<(Origin, &str, bool)> = locations
@@ -77,17 +77,17 @@ fn the_locations_are_the_project_then_duet_then_claude_then_codex() {
     assert_eq!(
         shown,
         [
-            (Origin::Project, ".duet/commands", true),
-            (Origin::Project, ".claude/commands", true),
             (Origin::User, config.as_str(), true),
             (Origin::User, "~/.claude/commands", true),
             (Origin::User, "~/.codex/prompts", false),
+            (Origin::Project, ".duet/commands", true),
+            (Origin::Project, ".claude/commands", true),
         ]
     );
     let codex = tempfile::tempdir().unwrap();
     let locations = dirs.locations(Some(codex.path()));
     assert_eq!(
-        locations.sources.last().map(|source| source.dir.clone()),
+        locations.sources.get(2).map(|source| source.dir.clone()),
         Some(codex.path().join("prompts")),
         "$CODEX_HOME"
     );
@@ -95,6 +95,7 @@ fn the_locations_are_the_project_then_duet_then_claude_then_codex() {
 
 #[test]
 fn the_first_of_a_name_wins_and_later_ones_are_shadowed() {
+    // The user's own come first: a repository never takes their `/review`.
     let dirs = Dirs::new();
     let workspace = dirs.workspace.path();
     let home = dirs.home.path();
@@ -122,27 +123,27 @@ fn the_first_of_a_name_wins_and_later_ones_are_shadowed() {
     assert_eq!(
         names(&catalog),
         [
-            ("review", ".duet/commands/review.md"),
-            ("frontend:test", ".claude/commands/frontend/test.md"),
             ("deploy", config_file.as_str()),
             ("mine", "~/.claude/commands/mine.md"),
+            ("review", "~/.claude/commands/review.md"),
             ("fix", "~/.codex/prompts/fix.md"),
+            ("frontend:test", ".claude/commands/frontend/test.md"),
         ]
     );
     assert_eq!(
         ignored(&catalog),
         [
             (
-                ".claude/commands/review.md".to_string(),
-                "/review is already defined by .duet/commands/review.md".to_string()
-            ),
-            (
-                "~/.claude/commands/review.md".to_string(),
-                "/review is already defined by .duet/commands/review.md".to_string()
-            ),
-            (
                 "~/.codex/prompts/deploy.md".to_string(),
                 format!("/deploy is already defined by {config_file}")
+            ),
+            (
+                ".duet/commands/review.md".to_string(),
+                "/review is already defined by ~/.claude/commands/review.md".to_string()
+            ),
+            (
+                ".claude/commands/review.md".to_string(),
+                "/review is already defined by ~/.claude/commands/review.md".to_string()
             ),
         ]
     );
@@ -150,14 +151,14 @@ fn the_first_of_a_name_wins_and_later_ones_are_shadowed() {
     assert_eq!(
         origins,
         [
-            Origin::Project,
-            Origin::Project,
             Origin::User,
             Origin::User,
-            Origin::User
+            Origin::User,
+            Origin::User,
+            Origin::Project
         ]
     );
-    assert_eq!(catalog.get("review").unwrap().template(), "duet's review");
+    assert_eq!(catalog.get("review").unwrap().template(), "my review");
 }
 
 #[test]
@@ -180,16 +181,16 @@ fn a_file_never_replaces_a_built_in_command() {
         ignored(&catalog),
         [
             (
+                "~/.codex/prompts/exit.md".to_string(),
+                "/exit is a built-in command, which a file cannot replace".to_string()
+            ),
+            (
                 ".duet/commands/help.md".to_string(),
                 "/help is a built-in command, which a file cannot replace".to_string()
             ),
             (
                 ".claude/commands/Quit.md".to_string(),
                 "/Quit is a built-in command, which a file cannot replace".to_string()
-            ),
-            (
-                "~/.codex/prompts/exit.md".to_string(),
-                "/exit is a built-in command, which a file cannot replace".to_string()
             ),
         ]
     );
@@ -348,14 +349,15 @@ fn the_users_own_links_are_followed() {
 }
 
 #[test]
-fn the_home_as_workspace_is_read_once_as_the_project() {
+fn the_home_as_workspace_is_read_once_as_the_users() {
     let dirs = Dirs::new();
     write(dirs.home.path(), ".claude/commands/x.md", "X");
     let home = dirs.home.path().as_os_str().to_os_string();
     let env = move |name: &str| (name == "HOME").then(|| home.clone());
     let locations = Locations::new(dirs.home.path(), None, &env);
     let catalog = Catalog::load(&locations, BUILT_IN);
-    assert_eq!(names(&catalog), [("x", ".claude/commands/x.md")]);
+    assert_eq!(names(&catalog), [("x", "~/.claude/commands/x.md")]);
+    assert_eq!(catalog.commands()[0].origin, Origin::User);
     assert_eq!(catalog.ignored(), []);
 }
 
