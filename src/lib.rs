@@ -21,6 +21,7 @@ pub mod exec;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod git;
+pub mod hooks;
 pub mod json_string;
 pub mod lint;
 pub mod mcp;

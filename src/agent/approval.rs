@@ -31,13 +31,30 @@ struct Waiting {
     reply: oneshot::Sender<Decision>,
 }
 
+/// What a PreToolUse hook said of a call, for the desk to apply to its verdict.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum HookSays {
+    /// A person decides, whatever the mode allows; `why` is shown to them.
+    Ask { why: String },
+    /// A trusted hook lets it through without asking, unless a protected path is
+    /// involved (those need a person) or the policy refuses it.
+    Allow,
+}
+
 pub(crate) struct ApprovalDesk {
     mode: Mutex<ApprovalMode>,
     policy: Arc<Policy>,
     tracked: Arc<dyn TrackedFiles>,
     waiting: Mutex<HashMap<String, Waiting>>,
+    /// What hooks said of calls still running, by call id.
+    hook_says: Mutex<HashMap<String, HookSays>>,
+    /// Told when a request starts waiting for a person (the Notification hooks).
+    on_ask: Mutex<Option<OnAsk>>,
     events: EventSink,
 }
+
+/// What the desk calls, with a message for the user, when a request starts waiting.
+pub(crate) type OnAsk = Box<dyn Fn(String) + Send + Sync>;
 
 impl ApprovalDesk {
     pub(crate) fn new(
@@ -51,7 +68,40 @@ impl ApprovalDesk {
             policy: Arc::new(policy),
             tracked,
             waiting: Mutex::new(HashMap::new()),
+            hook_says: Mutex::new(HashMap::new()),
+            on_ask: Mutex::new(None),
             events,
+        }
+    }
+
+    /// Calls `on_ask` whenever a request starts waiting for a person.
+    pub(crate) fn on_ask(&self, on_ask: OnAsk) {
+        *lock(&self.on_ask) = Some(on_ask);
+    }
+
+    /// Applies what a hook said to the approvals of call `call_id` until
+    /// [`Self::forget_hook`].
+    pub(crate) fn hook_says(&self, call_id: &str, says: HookSays) {
+        lock(&self.hook_says).insert(call_id.to_string(), says);
+    }
+
+    pub(crate) fn forget_hook(&self, call_id: &str) {
+        lock(&self.hook_says).remove(call_id);
+    }
+
+    /// The mode's verdict, made stricter (or, by a trusted hook, looser where no
+    /// protected path is involved) by what a hook said of the call.
+    fn judge(&self, call_id: &str, assessment: &Assessment) -> Verdict {
+        let verdict = self.policy.judge(self.mode(), assessment);
+        let says = lock(&self.hook_says).get(call_id).cloned();
+        match (verdict, says) {
+            (Verdict::Allow, Some(HookSays::Ask { why })) => Verdict::Ask { why },
+            (Verdict::Ask { .. }, Some(HookSays::Allow))
+                if assessment.protected_paths().is_empty() =>
+            {
+                Verdict::Allow
+            }
+            (verdict, _) => verdict,
         }
     }
 
@@ -66,7 +116,7 @@ impl ApprovalDesk {
         let settled: Vec<(String, Decision)> = lock(&self.waiting)
             .iter()
             .filter_map(|(call_id, waiting)| {
-                decided_alone(self.policy.judge(mode, &waiting.assessment))
+                decided_alone(self.judge(call_id, &waiting.assessment))
                     .map(|d| (call_id.clone(), d))
             })
             .collect();
@@ -119,6 +169,9 @@ impl ApprovalDesk {
     async fn ask(&self, request: ApprovalRequest, assessment: Assessment, why: String) -> Decision {
         let (reply, answer) = oneshot::channel();
         let view = view_of(&request.action, &assessment);
+        if let Some(on_ask) = lock(&self.on_ask).as_ref() {
+            on_ask(format!("duet needs your permission: {why}"));
+        }
         lock(&self.waiting).insert(request.call_id.clone(), Waiting { assessment, reply });
         self.events
             .emit(Event::ApprovalNeeded {
@@ -152,7 +205,7 @@ impl Approver for ApprovalDesk {
                 .await;
         }
         let assessment = self.assess(&request.action).await;
-        match self.policy.judge(self.mode(), &assessment) {
+        match self.judge(&request.call_id, &assessment) {
             Verdict::Ask { why } => self.ask(request, assessment, why).await,
             verdict => decided_alone(verdict).unwrap_or(Decision::Reject { reason: None }),
         }

@@ -19,6 +19,7 @@ mod context;
 mod conversation;
 mod events;
 mod explore;
+mod hooks;
 mod images;
 mod mentions;
 mod notes_file;
@@ -96,6 +97,10 @@ pub struct AgentSetup {
     pub policy: PolicyConfig,
     /// The MCP servers to start in the background; their tools join as each is ready.
     pub mcp: Vec<ServerConfig>,
+    /// The hooks to run (the user's, and a trusted project's).
+    pub hooks: Vec<crate::hooks::Hook>,
+    /// The session's id as hooks are told it (`session_id`).
+    pub session_id: String,
 }
 
 /// The front end's end of the command channel.
@@ -280,6 +285,17 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
             None,
         ),
     };
+    let hooks = hooks::AgentHooks::new(
+        crate::hooks::Hooks::new(
+            setup.hooks,
+            &root,
+            Some(Arc::clone(&sandbox)),
+            &setup.session_id,
+        ),
+        Arc::clone(&approvals),
+        root.clone(),
+    );
+    let resumed = restored.is_some();
     let restored_checkpoints = Arc::clone(&checkpoints);
     // Servers start now, off the agent's path; their states are reported after
     // `SessionStarted`.
@@ -305,8 +321,10 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
         meter,
         checkpoints,
         compaction: compaction::Compactor::new(setup.compaction),
+        hooks,
     };
     tokio::spawn(async move {
+        let mut agent = agent;
         // Probing the sandbox runs its launcher once, so it happens here, off the
         // caller's path; the first shell command waits for the same probe.
         let sandbox = shell.protections().await;
@@ -324,6 +342,7 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
             events.emit(restored).await;
         }
         tokio::spawn(report_mcp_states(mcp_changes, events));
+        agent.start_hooks(resumed).await;
         agent.run().await;
     });
     Ok((

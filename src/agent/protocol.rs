@@ -169,6 +169,15 @@ pub enum Event {
         call_id: String,
         text: String,
     },
+    /// A hook has something to tell the user: its plain output, its `systemMessage`,
+    /// a block and its reason, or its failure (`warning`). `hook_event` is the event it
+    /// ran for (`PreToolUse`), `hook` its command's first line.
+    HookNotice {
+        hook_event: String,
+        hook: String,
+        text: String,
+        warning: bool,
+    },
     /// The running command of `call_id` waits for keyboard input: `program` reads its
     /// terminal, `line` is its unfinished last line (the prompt). Sent again when the
     /// line changes while it waits; output after it means the wait is over. A front end
@@ -386,11 +395,14 @@ pub enum TurnOutcome {
     BudgetExhausted { report: BudgetReport },
     /// The model repeated itself (same call or same error); `message` says how.
     LoopDetected { message: String },
+    /// A hook stopped the turn (`continue: false`), or refused the message that would
+    /// have started it; `reason` says why.
+    StoppedByHook { reason: String },
 }
 
 impl TurnOutcome {
     /// The outcome's name as `--json` spells it (its `kind`): `finished`,
-    /// `interrupted`, `failed`, `budget_exhausted`, `loop_detected`.
+    /// `interrupted`, `failed`, `budget_exhausted`, `loop_detected`, `stopped_by_hook`.
     pub fn kind(&self) -> &'static str {
         match self {
             TurnOutcome::Finished { .. } => "finished",
@@ -398,6 +410,7 @@ impl TurnOutcome {
             TurnOutcome::Failed { .. } => "failed",
             TurnOutcome::BudgetExhausted { .. } => "budget_exhausted",
             TurnOutcome::LoopDetected { .. } => "loop_detected",
+            TurnOutcome::StoppedByHook { .. } => "stopped_by_hook",
         }
     }
 }

@@ -23,6 +23,7 @@ use super::checkpoints::Checkpoints;
 use super::compaction::Compactor;
 use super::conversation::Conversation;
 use super::events::EventSink;
+use super::hooks::{AgentHooks, PromptVerdict};
 use super::protocol::{Command, Event, MessageId};
 use super::recovery::CallSite;
 use super::step::StepEnd;
@@ -62,6 +63,8 @@ pub(crate) struct Agent {
     pub(crate) meter: SharedMeter,
     pub(crate) checkpoints: Arc<Checkpoints>,
     pub(crate) compaction: Compactor,
+    /// The session's hooks; `None` when there are none.
+    pub(crate) hooks: Option<Arc<AgentHooks>>,
 }
 
 impl Agent {
@@ -108,7 +111,29 @@ impl Agent {
                 Command::Shutdown => break,
             }
         }
+        if let Some(hooks) = &self.hooks {
+            for notice in hooks.on_session_end().await {
+                self.events.emit(notice).await;
+            }
+        }
         tracing::info!("agent stopped");
+    }
+
+    /// Runs the SessionStart hooks: what they print joins the model's instructions.
+    pub(crate) async fn start_hooks(&mut self, resumed: bool) {
+        let Some(hooks) = &self.hooks else {
+            return;
+        };
+        let (context, notices) = hooks.on_session_start(resumed).await;
+        for notice in notices {
+            self.events.emit(notice).await;
+        }
+        if !context.is_empty() {
+            self.system.push(format!(
+                "# Session context\n\nThe user's SessionStart hooks give you this:\n\n{}",
+                context.join("\n\n")
+            ));
+        }
     }
 
     /// Messages sent while the agent was busy outside a turn (a summary, the user's
@@ -138,8 +163,30 @@ impl Agent {
         }
     }
 
-    pub(super) async fn deliver_pending(&mut self) {
-        for Pending { id, text, images } in std::mem::take(&mut self.pending) {
+    /// Gives the waiting messages to the model; false when there were some and the
+    /// UserPromptSubmit hooks refused every one.
+    pub(super) async fn deliver_pending(&mut self) -> bool {
+        let waiting = std::mem::take(&mut self.pending);
+        let any_waiting = !waiting.is_empty();
+        let mut delivered = false;
+        for Pending { id, text, images } in waiting {
+            let mut context = Vec::new();
+            if let Some(hooks) = &self.hooks {
+                let (verdict, notices) = hooks.on_prompt(&text).await;
+                for notice in notices {
+                    self.events.emit(notice).await;
+                }
+                match verdict {
+                    PromptVerdict::Refuse { reason } => {
+                        tracing::info!(%reason, "a UserPromptSubmit hook refused a message");
+                        // Taken back: the front end returns it to the user.
+                        self.events.emit(Event::MessageWithdrawn { id, text }).await;
+                        continue;
+                    }
+                    PromptVerdict::Send { context: added } => context = added,
+                }
+            }
+            delivered = true;
             self.conversation.push_user_text(text.clone());
             self.events
                 .emit(Event::UserMessageDelivered {
@@ -147,9 +194,16 @@ impl Agent {
                     text: text.clone(),
                 })
                 .await;
+            for added in context {
+                self.add_note(format!(
+                    "(Added by the user's UserPromptSubmit hook:)\n{added}"
+                ))
+                .await;
+            }
             self.attach_images(id, &images).await;
             self.attach_mentions(id, &text).await;
         }
+        delivered || !any_waiting
     }
 
     pub(super) async fn record_usage(&mut self, call: Usage) {

@@ -113,7 +113,7 @@ impl Agent {
         let mut ctx = self.tool_ctx.clone();
         ctx.cancel = CancellationToken::new();
         ctx.output = OutputSink::new(output_tx);
-        let mut runs = ToolRuns::new(ctx, self.outputs_dir.clone());
+        let mut runs = ToolRuns::new(ctx, self.outputs_dir.clone()).with_hooks(self.hooks.clone());
         let mut reply = Reply::default();
         let end = self
             .drive(stream, &mut reply, &mut runs, &mut output_rx)

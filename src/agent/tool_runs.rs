@@ -20,6 +20,7 @@ use crate::provider::{ToolCall, ToolResult};
 use crate::tools::truncate::{ClipLimits, clip};
 use crate::tools::{Concurrency, Tool, ToolCtx, ToolError, ToolOutput};
 
+use super::hooks::AgentHooks;
 use super::protocol::Event;
 use super::scheduler::Schedule;
 
@@ -59,7 +60,8 @@ struct Slot {
 
 struct Finished {
     index: usize,
-    outcome: Result<Result<ToolOutput, ToolError>, JoinError>,
+    /// The call's outcome, and what its hooks had to tell the user.
+    outcome: Result<(Result<ToolOutput, ToolError>, Vec<Event>), JoinError>,
 }
 
 pub(crate) struct ToolRuns {
@@ -68,6 +70,8 @@ pub(crate) struct ToolRuns {
     schedule: Schedule,
     slots: Vec<Slot>,
     running: FuturesUnordered<BoxFuture<'static, Finished>>,
+    /// The PreToolUse and PostToolUse hooks every call goes through.
+    hooks: Option<Arc<AgentHooks>>,
 }
 
 impl ToolRuns {
@@ -80,7 +84,15 @@ impl ToolRuns {
             schedule: Schedule::default(),
             slots: Vec::new(),
             running: FuturesUnordered::new(),
+            hooks: None,
         }
+    }
+
+    /// Runs each call through `hooks`: before it (which may refuse it, or have it ask
+    /// the user) and after it (which may add to its result).
+    pub(crate) fn with_hooks(mut self, hooks: Option<Arc<AgentHooks>>) -> Self {
+        self.hooks = hooks;
+        self
     }
 
     /// Adds a complete call. A call that failed validation is answered at once, and so
@@ -168,13 +180,23 @@ impl ToolRuns {
             };
             let mut ctx = self.ctx.clone();
             ctx.call_id = slot.call.id.clone();
+            let hooks = self.hooks.clone();
             let task = tokio::spawn(async move {
-                // `bench/run` times the harness around each call from these
-                // (`DUET_LOG=duet::steps=debug`).
-                tracing::debug!(target: "duet::steps", call_id = %ctx.call_id, "tool started");
-                let outcome = tool.run(args, &ctx).await;
-                tracing::debug!(target: "duet::steps", call_id = %ctx.call_id, "tool finished");
-                outcome
+                let Some(hooks) = hooks else {
+                    return (run_tool(tool.as_ref(), args, &ctx).await, Vec::new());
+                };
+                let mut notices = Vec::new();
+                if let Err(refusal) = hooks
+                    .before_tool(tool.name(), &args, &ctx.call_id, &mut notices)
+                    .await
+                {
+                    return (Err(refusal), notices);
+                }
+                let mut outcome = run_tool(tool.as_ref(), args.clone(), &ctx).await;
+                hooks
+                    .after_tool(tool.name(), &args, &ctx.call_id, &mut outcome, &mut notices)
+                    .await;
+                (outcome, notices)
             });
             slot.abort = Some(task.abort_handle());
             self.running.push(Box::pin(async move {
@@ -272,8 +294,12 @@ impl ToolRuns {
     }
 
     fn record(&mut self, finished: Finished) -> Vec<Event> {
+        let mut notices = Vec::new();
         let outcome = match finished.outcome {
-            Ok(outcome) => outcome,
+            Ok((outcome, hook_notices)) => {
+                notices = hook_notices;
+                outcome
+            }
             Err(error) if error.is_panic() => {
                 // Where it panicked is logged by the panic hook (target `duet::panic`).
                 let call = self.slots.get(finished.index).map(|slot| &slot.call);
@@ -294,7 +320,8 @@ impl ToolRuns {
         if let Err(error) = &outcome {
             tracing::debug!(index = finished.index, %error, "tool call failed");
         }
-        self.answer(finished.index, outcome)
+        notices.extend(self.answer(finished.index, outcome));
+        notices
     }
 
     /// Records the result of the call at `index`, and gives it to the call's duplicates.
@@ -359,6 +386,15 @@ impl ToolRuns {
             checks: None,
         }
     }
+}
+
+/// Runs one call, marking its start and end for `bench/run`, which times the harness
+/// around each call from these (`DUET_LOG=duet::steps=debug`).
+async fn run_tool(tool: &dyn Tool, args: Value, ctx: &ToolCtx) -> Result<ToolOutput, ToolError> {
+    tracing::debug!(target: "duet::steps", call_id = %ctx.call_id, "tool started");
+    let outcome = tool.run(args, ctx).await;
+    tracing::debug!(target: "duet::steps", call_id = %ctx.call_id, "tool finished");
+    outcome
 }
 
 fn first_line(text: &str) -> String {

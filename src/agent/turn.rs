@@ -24,6 +24,7 @@ use crate::session::Record;
 use crate::shell::UserKeys;
 
 use super::context;
+use super::hooks::MAX_STOP_CONTINUATIONS;
 use super::protocol::{Command, CommandInput, Event, TurnOutcome};
 use super::recovery::{AfterCutOff, AfterFailure, Recovery};
 use super::repetition::RepetitionGuard;
@@ -50,6 +51,8 @@ pub(super) struct Turn {
     /// changed what it says (see [`Agent::request`]). `None` at the start: the user
     /// may have changed the repository since the last turn.
     environment: Option<String>,
+    /// How many times Stop hooks sent the model back to work in this turn.
+    stop_continuations: usize,
 }
 
 impl Turn {
@@ -60,6 +63,7 @@ impl Turn {
             recovery,
             repetition: RepetitionGuard::default(),
             environment: None,
+            stop_continuations: 0,
         }
     }
 }
@@ -76,7 +80,11 @@ impl Agent {
         self.events.emit(Event::TurnStarted { turn: number }).await;
         let outcome = loop {
             self.report_external_changes().await;
-            self.deliver_pending().await;
+            if !self.deliver_pending().await && turn.steps == 0 {
+                break TurnOutcome::StoppedByHook {
+                    reason: "a UserPromptSubmit hook refused the message".to_string(),
+                };
+            }
             if let Some(exhausted) = self.budget_exhausted() {
                 break exhausted;
             }
@@ -104,7 +112,8 @@ impl Agent {
                     // model.
                     let more = ran_tools || !self.pending.is_empty();
                     self.record(response).await;
-                    if more {
+                    // The Stop hooks run only when the model would end its turn.
+                    if more || self.stop_hooks_continue(&mut turn).await {
                         Next::Step
                     } else {
                         Next::End(TurnOutcome::Finished { stop_reason })
@@ -132,6 +141,16 @@ impl Agent {
                 },
                 next => next,
             };
+            // A tool's hook that said `continue: false` ends the turn after its step.
+            let next = match (
+                next,
+                self.hooks.as_ref().and_then(|hooks| hooks.take_halt()),
+            ) {
+                (Next::Step | Next::End(TurnOutcome::Finished { .. }), Some(reason)) => {
+                    Next::End(TurnOutcome::StoppedByHook { reason })
+                }
+                (next, _) => next,
+            };
             match next {
                 Next::Step => {}
                 Next::End(outcome) => break outcome,
@@ -143,6 +162,42 @@ impl Agent {
         };
         self.end_turn(&turn, outcome).await;
         ControlFlow::Continue(())
+    }
+
+    /// Runs the Stop hooks as the model ends its turn; true when one sends it back to
+    /// work (its reason is given to the model), at most [`MAX_STOP_CONTINUATIONS`]
+    /// times a turn.
+    async fn stop_hooks_continue(&mut self, turn: &mut Turn) -> bool {
+        let Some(hooks) = self.hooks.clone() else {
+            return false;
+        };
+        let (go_on, notices) = hooks.on_stop(turn.stop_continuations > 0).await;
+        for notice in notices {
+            self.events.emit(notice).await;
+        }
+        let Some(reason) = go_on else {
+            return false;
+        };
+        if turn.stop_continuations >= MAX_STOP_CONTINUATIONS {
+            self.events
+                .emit(Event::HookNotice {
+                    hook_event: "Stop".to_string(),
+                    hook: String::new(),
+                    text: format!(
+                        "the turn ends anyway: Stop hooks sent the model back \
+                         {MAX_STOP_CONTINUATIONS} times already"
+                    ),
+                    warning: true,
+                })
+                .await;
+            return false;
+        }
+        turn.stop_continuations += 1;
+        self.add_note(format!(
+            "A Stop hook of the user's says the work is not done yet; continue:\n{reason}"
+        ))
+        .await;
+        true
     }
 
     /// Whether the task's budget forbids the next model call, with the report that ends it.

@@ -114,6 +114,7 @@ pub fn outcome_line(outcome: &TurnOutcome) -> Option<String> {
         TurnOutcome::Failed { message } => Some(format!("error: {message}")),
         TurnOutcome::BudgetExhausted { report } => Some(budget_report(report)),
         TurnOutcome::LoopDetected { message } => Some(message.clone()),
+        TurnOutcome::StoppedByHook { reason } => Some(format!("stopped by a hook: {reason}")),
     }
 }
 
@@ -187,6 +188,15 @@ pub fn waiting_for_input_line(program: &str, line: &str) -> String {
     match line.trim() {
         "" => format!("{program} waits for input"),
         prompt => format!("{program} waits for input: {prompt}"),
+    }
+}
+
+/// The line for [`super::Event::HookNotice`].
+pub fn hook_notice_line(hook_event: &str, hook: &str, text: &str) -> String {
+    if hook.is_empty() {
+        format!("{hook_event} hook: {text}")
+    } else {
+        format!("{hook_event} hook `{hook}`: {text}")
     }
 }
 

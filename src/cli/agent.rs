@@ -86,6 +86,8 @@ impl AgentStart {
             resume: session.resume,
             policy: settings.policy,
             mcp: settings.mcp.startable(),
+            hooks: settings.hooks,
+            session_id: session.id,
         })?)
     }
 }

@@ -15,6 +15,8 @@ use std::process::ExitCode;
 
 use duet::config::{self, ConfigError, FileConfig, Flags, Paths};
 use duet::custom_commands::{Catalog, Locations};
+use duet::hooks::Hook;
+use duet::hooks::config::HooksSection;
 use duet::policy::ProtectedPaths;
 use duet::shell::ShellConfig;
 use duet::shell::environment::EnvironmentPolicy;
@@ -97,6 +99,13 @@ fn gather(flags: &Flags, workspace: &Path) -> Vec<Check> {
         &super::tui::load_custom_commands(&locations),
         &locations,
     ));
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    checks.extend(hooks(
+        &file.hooks,
+        &paths.config_file,
+        workspace,
+        home.as_deref(),
+    ));
     checks.extend(programs());
     match shell {
         Ok(shell) => checks.extend(protections(shell, file.policy.protected.clone(), workspace)),
@@ -175,6 +184,80 @@ fn state_dir(dir: &Path) -> Check {
 }
 
 /// The slash commands the prompt files make, and the files left out with the reason.
+/// The user's hooks, and the project's with whether they run (only where the user's
+/// config trusts the project).
+fn hooks(
+    section: &HooksSection,
+    config_file: &Path,
+    workspace: &Path,
+    home: Option<&Path>,
+) -> Vec<Check> {
+    let line = |hook: &Hook| {
+        let matcher = if hook.event.has_matcher() {
+            format!(" [{}]", hook.matcher.source())
+        } else {
+            String::new()
+        };
+        let confinement = if hook.trusted {
+            "trusted, unconfined"
+        } else {
+            "in the sandbox"
+        };
+        format!(
+            "{}{matcher}  {}  ({confinement})",
+            hook.event.name(),
+            hook.label()
+        )
+    };
+    let mut checks = Vec::new();
+    match section.user_hooks(config_file) {
+        Ok(user) if user.is_empty() => checks.push(check(
+            Status::Note,
+            "hooks",
+            "none configured (see README \"Hooks\")".to_string(),
+        )),
+        Ok(user) => {
+            let lines: Vec<String> = user.iter().map(line).collect();
+            checks.push(check(
+                Status::Ok,
+                "hooks",
+                format!("{} of yours:\n{}", user.len(), lines.join("\n")),
+            ));
+        }
+        Err(error) => checks.push(check(Status::Fail, "hooks", error.to_string())),
+    }
+    let (project, problems) = duet::hooks::config::project_hooks(workspace);
+    let trusted = section.trusts_project(workspace, home);
+    if !project.is_empty() {
+        let lines: Vec<String> = project.iter().map(line).collect();
+        let (status, verdict) = if trusted {
+            (
+                Status::Ok,
+                "run (this workspace is in `[hooks] trusted_projects`)",
+            )
+        } else {
+            (
+                Status::Warn,
+                "ignored as untrusted: add this workspace to `[hooks] trusted_projects` to run \
+                 them (always in the sandbox)",
+            )
+        };
+        checks.push(check(
+            status,
+            "hooks",
+            format!(
+                "{} of the project's, {verdict}:\n{}",
+                project.len(),
+                lines.join("\n")
+            ),
+        ));
+    }
+    if !problems.is_empty() {
+        checks.push(check(Status::Warn, "hooks", problems.join("\n")));
+    }
+    checks
+}
+
 fn custom_commands(catalog: &Catalog, locations: &Locations) -> Vec<Check> {
     let mut checks = Vec::new();
     if catalog.is_empty() {
@@ -599,6 +682,46 @@ mod tests {
                 .contains(".duet/commands, .claude/commands"),
             "{}",
             checks[0].detail
+        );
+    }
+
+    #[test]
+    fn hooks_are_listed_and_an_untrusted_projects_are_said_to_be_ignored() {
+        let workspace = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(workspace.path().join(".duet")).unwrap();
+        std::fs::write(
+            workspace.path().join(".duet/hooks.toml"),
+            "[[PostToolUse]]\nmatcher = \"Edit\"\ncommand = \"cargo fmt\"\n",
+        )
+        .unwrap();
+        let section: HooksSection =
+            toml::from_str("[[Stop]]\ncommand = \"make test\"\ntrusted = true\n").unwrap();
+        let config = Path::new("/c/config.toml");
+        let shown = render(&hooks(&section, config, workspace.path(), None));
+        assert!(
+            shown.contains(
+                "ok    hooks  1 of yours:\n             Stop  make test  (trusted, unconfined)"
+            ),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("warn  hooks  1 of the project's, ignored as untrusted"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("PostToolUse [Edit]  cargo fmt  (in the sandbox)"),
+            "{shown}"
+        );
+        let listed = format!(
+            "trusted_projects = [{}]\n",
+            toml::Value::String(workspace.path().display().to_string())
+        );
+        let trusting: HooksSection = toml::from_str(&listed).unwrap();
+        let shown = render(&hooks(&trusting, config, workspace.path(), None));
+        assert!(shown.contains("none configured"), "{shown}");
+        assert!(
+            shown.contains("ok    hooks  1 of the project's, run"),
+            "{shown}"
         );
     }
 

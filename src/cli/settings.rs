@@ -66,6 +66,16 @@ pub fn resolve_settings(
         settings.mcp.add_project(workspace, &trust)?;
         problems.extend(settings.mcp.untrusted());
     }
+    // A project's hooks are read only where the user's config trusts the project.
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    if settings
+        .hooks_section
+        .trusts_project(workspace, home.as_deref())
+    {
+        let (hooks, hook_problems) = duet::hooks::config::project_hooks(workspace);
+        settings.hooks.extend(hooks);
+        problems.extend(hook_problems);
+    }
     Ok(settings)
 }
 

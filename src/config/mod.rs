@@ -81,6 +81,9 @@ pub struct FileConfig {
     /// `[ui]`: the terminal UI.
     #[serde(default)]
     pub ui: UiSection,
+    /// `[hooks]`: the user's hooks, and the workspaces whose own hooks may run.
+    #[serde(default)]
+    pub hooks: crate::hooks::config::HooksSection,
 }
 
 /// The `[ui]` table.
@@ -292,6 +295,10 @@ pub struct Settings {
     pub mcp: McpConfig,
     /// Whether the terminal UI notifies (`[ui] notify`).
     pub notify: bool,
+    /// The user's hooks (a trusted project's are added where the workspace is known).
+    pub hooks: Vec<crate::hooks::Hook>,
+    /// The `[hooks]` table, which says which projects' hooks may run.
+    pub hooks_section: crate::hooks::config::HooksSection,
 }
 
 /// Where duet reads and writes its own files.
@@ -498,6 +505,13 @@ pub fn resolve(
         compaction: file.context.resolve()?,
         mcp: crate::mcp::config::from_user(&file.mcp, &paths.config_file)?,
         notify: file.ui.notify.unwrap_or(true),
+        hooks: file.hooks.user_hooks(&paths.config_file).map_err(|error| {
+            ConfigError::BadSetting {
+                setting: "hooks",
+                message: error.to_string(),
+            }
+        })?,
+        hooks_section: file.hooks.clone(),
     })
 }
 
@@ -821,6 +835,7 @@ max_tokens = 4096
                 context: ContextSection::default(),
                 mcp: McpSection::default(),
                 ui: UiSection::default(),
+                hooks: Default::default(),
             }
         );
     }

@@ -311,6 +311,17 @@ impl Printer for HumanPrinter {
                     .into_owned();
                 self.tool_output(out, &text)?;
             }
+            Event::HookNotice {
+                hook_event,
+                hook,
+                text,
+                warning,
+            } => {
+                let style = if *warning { Style::Yellow } else { Style::Dim };
+                let text = wording::hook_notice_line(hook_event, hook, text);
+                let line = self.paint(style, &sanitize(&text));
+                self.line(out, &line)?;
+            }
             Event::CommandWaitingForInput { program, line, .. } => {
                 let text = wording::waiting_for_input_line(program, line);
                 let line = self.paint(Style::Yellow, &sanitize(&format!("  ⌨ {text}")));
@@ -427,7 +438,9 @@ impl Printer for HumanPrinter {
                         let line = wording::outcome_line(outcome).unwrap_or_default();
                         self.paint(Style::Red, &sanitize(&line))
                     }
-                    TurnOutcome::BudgetExhausted { .. } | TurnOutcome::LoopDetected { .. } => {
+                    TurnOutcome::BudgetExhausted { .. }
+                    | TurnOutcome::LoopDetected { .. }
+                    | TurnOutcome::StoppedByHook { .. } => {
                         let line = wording::outcome_line(outcome).unwrap_or_default();
                         self.paint(Style::Red, &format!("— {}", sanitize(&line)))
                     }
@@ -810,6 +823,14 @@ mod tests {
                 is_error: false,
                 summary: "exit 0 \x1b]0;t\x07".into(),
                 output: "exit 0".into(),
+            },
+            // A hook's output and its command line come from the user's or a project's
+            // files.
+            Event::HookNotice {
+                hook_event: "PostToolUse".into(),
+                hook: "fmt.sh \x1b]0;t\x07".into(),
+                text: "formatted \x1b]52;c;eA==\x07".into(),
+                warning: true,
             },
             // A command's prompt and program name are the command's own output.
             Event::CommandWaitingForInput {

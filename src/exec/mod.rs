@@ -178,9 +178,9 @@ async fn run_observed(
                         TurnOutcome::Finished { .. } => Outcome::Finished,
                         TurnOutcome::Interrupted => Outcome::Interrupted,
                         TurnOutcome::Failed { .. } => Outcome::Failed,
-                        TurnOutcome::BudgetExhausted { .. } | TurnOutcome::LoopDetected { .. } => {
-                            Outcome::Stopped
-                        }
+                        TurnOutcome::BudgetExhausted { .. }
+                        | TurnOutcome::LoopDetected { .. }
+                        | TurnOutcome::StoppedByHook { .. } => Outcome::Stopped,
                     });
                 }
             }

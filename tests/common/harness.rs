@@ -143,6 +143,8 @@ impl TestAgent {
             transcript: None,
             resume: None,
             mcp: Vec::new(),
+            hooks: Vec::new(),
+            session_id: "test-session".into(),
         };
         adjust(&mut setup);
         let (handle, events) = agent::spawn(setup).expect("agent");

@@ -14,6 +14,7 @@ mod exec_done;
 mod explore;
 mod faults;
 mod first_run;
+mod hooks;
 mod images;
 mod lint_after_write;
 mod loop_control;

@@ -248,6 +248,19 @@ impl Transcript {
             Event::ToolOutputDelta { call_id, text } => {
                 return self.update_card(call_id, |c| c.output(text));
             }
+            Event::HookNotice {
+                hook_event,
+                hook,
+                text,
+                warning,
+            } => {
+                let kind = if *warning {
+                    NoticeKind::Warning
+                } else {
+                    NoticeKind::Info
+                };
+                self.push_notice(&wording::hook_notice_line(hook_event, hook, text), kind);
+            }
             Event::CommandWaitingForInput {
                 call_id,
                 program,
@@ -637,7 +650,8 @@ impl Transcript {
             }
             TurnOutcome::Interrupted
             | TurnOutcome::BudgetExhausted { .. }
-            | TurnOutcome::LoopDetected { .. } => {
+            | TurnOutcome::LoopDetected { .. }
+            | TurnOutcome::StoppedByHook { .. } => {
                 wording::outcome_line(outcome).map(|line| (line, NoticeKind::Warning))
             }
         };
