@@ -353,8 +353,11 @@ impl App {
                 self.pending.delivered(*id);
             }
             Event::MessageWithdrawn { id, text } => {
-                let withdrawn = self.pending.withdrawn(*id);
-                if withdrawn && self.composer.is_empty() {
+                // Taken back at the user's request, or refused by a UserPromptSubmit
+                // hook (then it may be the message that started the turn): either way
+                // it comes back to the input to be changed.
+                self.pending.withdrawn(*id);
+                if self.composer.is_empty() {
                     self.composer.set_text(text);
                 }
             }
@@ -2244,5 +2247,20 @@ mod tests {
         assert!(h.screen().contains("no running command waits for input"));
         h.type_text("hi");
         assert_eq!(h.app.composer.text(), "hi");
+    }
+
+    #[test]
+    fn a_message_a_hook_refused_comes_back_to_the_input() {
+        let mut h = Harness::new();
+        h.say("my password is hunter2");
+        let id = match h.sent().as_slice() {
+            [Command::UserMessage { id, .. }] => *id,
+            other => panic!("{other:?}"),
+        };
+        h.event(Event::MessageWithdrawn {
+            id,
+            text: "my password is hunter2".into(),
+        });
+        assert_eq!(h.app.composer.text(), "my password is hunter2");
     }
 }
