@@ -3,8 +3,8 @@
 //! The dependency direction is the architecture: front ends ([`exec`], [`tui`],
 //! [`eval`], which runs `duet exec` as child processes) →
 //! [`agent`] → the leaves ([`provider`], [`tools`], [`mcp`], [`shell`], [`lint`], [`policy`],
-//! [`diff`], [`git`], [`config`], [`session`], [`custom_commands`]). No leaf imports `agent`
-//! or a front end.
+//! [`diff`], [`git`], [`config`], [`session`], [`custom_commands`], [`instructions`]). No leaf
+//! imports `agent` or a front end.
 //! [`pathglob`], [`process_group`], [`terminal_text`], [`json_string`],
 //! [`value_name`] and [`mention`] (the `@path` token grammar the composer writes and the
 //! agent expands) are small utilities the leaves and front ends share, and [`beneath`]
@@ -22,6 +22,7 @@ pub mod exec;
 pub mod fuzzing;
 pub mod git;
 pub mod hooks;
+pub mod instructions;
 pub mod json_string;
 pub mod lint;
 pub mod mcp;

@@ -20,6 +20,7 @@ use crate::config::{Compaction, ModelInfo};
 use crate::provider::{Block, Message, ModelClient, ModelRequest, Role, StreamEvent, Usage};
 use crate::session::Record;
 
+use super::nested_instructions::NestedInstructions;
 use super::notes_file;
 use super::protocol::{CompactionKind, Event};
 use super::session::Agent;
@@ -178,6 +179,8 @@ impl Agent {
         }
         if compacted {
             self.carry_notes(summarised).await;
+            // Pruned or summarised results may have held nested instructions.
+            self.nested_instructions = NestedInstructions::given_in(self.conversation.messages());
             tracing::info!(before, after = estimate, "conversation compacted");
             self.events
                 .record(Record::Compacted {

@@ -1,112 +1,89 @@
-//! What the model is told besides the conversation: the system prompt, the project's
-//! instruction files, and the environment block.
+//! What the model is told besides the conversation: the system prompt, the instruction
+//! files (the user's own and the project's), and the environment block.
 //!
 //! The system prompt and the instructions are loaded once per session and form the
 //! stable, cacheable prefix. The environment block is rebuilt before every model call
 //! and travels after the conversation, so changing it never invalidates the cache.
+//! Which files are read, and how, is `crate::instructions`'; the words around them are
+//! here.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::beneath::Root;
 use crate::git;
+use crate::instructions::{self, InstructionFile, Origin, UserFile};
 
 /// The base system prompt, shipped in `assets/`.
 pub(crate) const SYSTEM_PROMPT: &str = include_str!("../../assets/system_prompt.md");
 
-/// File names duet reads as project instructions, in the order they are included.
-const INSTRUCTION_FILES: [&str; 2] = ["CLAUDE.md", "AGENTS.md"];
-/// Larger instruction files are cut; they are meant to be read every call.
-const MAX_INSTRUCTION_BYTES: usize = 64 * 1024;
 const RECENT_COMMITS: usize = 5;
 
-/// The project instructions found for a workspace.
+/// The instructions given at the start of a session.
 #[derive(Debug, Default, PartialEq)]
 pub(crate) struct Instructions {
-    /// Files read, outermost directory first.
-    pub(crate) files: Vec<PathBuf>,
+    /// The files read, in the order given, as the session header lists them: the
+    /// user's as they are named (`~/.claude/CLAUDE.md`), the project's by full path.
+    pub(crate) files: Vec<String>,
     /// The system block built from them; `None` when there are none.
     pub(crate) text: Option<String>,
 }
 
-/// Collects `CLAUDE.md` / `AGENTS.md` from the workspace and each parent up to the git
-/// root (only the workspace itself when it is not in a repository).
-pub(crate) fn load_instructions(workspace: &Path) -> Instructions {
-    let top = git::repo_root(workspace)
-        .and_then(|root| root.canonicalize().ok())
-        .filter(|root| workspace.starts_with(root))
-        .unwrap_or_else(|| workspace.to_path_buf());
-    let mut dirs: Vec<&Path> = workspace
-        .ancestors()
-        .take_while(|dir| dir.starts_with(&top))
-        .collect();
-    dirs.reverse();
-
-    let mut instructions = Instructions::default();
-    let mut text = String::from(
-        "# Project instructions\n\nThe project you are working in keeps these instructions \
-         for you. Follow them; where they conflict, the one nearer the working directory wins.\n",
-    );
-    // Read through a handle of the top directory: an instruction file may link to
-    // another one inside it (`AGENTS.md` → `CLAUDE.md`), never to anything outside
-    // (`~/.aws/credentials` would otherwise go to the model in the system prompt).
-    let top_handle = Root::open(&top).ok();
-    for dir in dirs {
-        for name in INSTRUCTION_FILES {
-            let path = dir.join(name);
-            let Some(bytes) = top_handle
-                .as_ref()
-                .zip(path.strip_prefix(&top).ok())
-                .and_then(|(root, relative)| read_instruction(root, relative))
-            else {
-                continue;
-            };
-            let shown = path
-                .strip_prefix(&top)
-                .unwrap_or(&path)
-                .display()
-                .to_string();
-            text.push_str(&format!("\n## {shown}\n\n{}\n", clip_instruction(&bytes)));
-            instructions.files.push(path);
-        }
+/// The user's own instruction files (those of `user` that exist), then the project's
+/// `CLAUDE.md` / `AGENTS.md` from the git root down to `workspace`.
+pub(crate) fn load_instructions(workspace: &Path, user: &[UserFile]) -> Instructions {
+    let found = instructions::at_start(workspace, user);
+    for skipped in &found.skipped {
+        tracing::warn!(
+            file = %skipped.shown,
+            origin = %skipped.origin,
+            why = %skipped.why,
+            "instruction file not read"
+        );
     }
-    if !instructions.files.is_empty() {
-        instructions.text = Some(text);
-    }
-    instructions
-}
-
-/// The instruction file at `relative` below `root`, if there is one that stays inside.
-fn read_instruction(root: &Root, relative: &Path) -> Option<Vec<u8>> {
-    match root.open_file_following_inside(relative) {
-        Ok((mut file, _)) => {
-            let mut bytes = Vec::new();
-            std::io::Read::read_to_end(&mut file, &mut bytes).ok()?;
-            Some(bytes)
-        }
-        Err(error) => {
-            if !error.is_not_found() {
-                tracing::warn!(%error, "instruction file not read");
-            }
-            None
-        }
+    Instructions {
+        files: found
+            .files
+            .iter()
+            .map(|file| match file.origin {
+                Origin::User => file.shown.clone(),
+                Origin::Project => file.path.display().to_string(),
+            })
+            .collect(),
+        text: instructions_block(&found.files),
     }
 }
 
-fn clip_instruction(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    if text.len() <= MAX_INSTRUCTION_BYTES {
-        return text.trim_end().to_string();
+/// The system block that gives the model `files`, the user's first.
+fn instructions_block(files: &[InstructionFile]) -> Option<String> {
+    let users = files.iter().any(|file| file.origin == Origin::User);
+    let projects = files.iter().any(|file| file.origin == Origin::Project);
+    let intro = match (users, projects) {
+        (false, false) => return None,
+        (false, true) => {
+            "# Project instructions\n\nThe project you are working in keeps these instructions \
+             for you. Follow them; where they conflict, the one nearer the working directory wins.\n"
+        }
+        (true, false) => {
+            "# Instructions\n\nThe user keeps these instructions for you, for every project. \
+             Follow them.\n"
+        }
+        (true, true) => {
+            "# Instructions\n\nThe files marked as the user's own hold what the user asks of you \
+             in every project; the others are kept by the project you are working in. Follow \
+             them all; where they conflict, the project's win over the user's own (they are \
+             nearer the work), and among the project's the one nearer the working directory \
+             wins.\n"
+        }
+    };
+    let mut text = String::from(intro);
+    for file in files {
+        let whose = match file.origin {
+            Origin::User => " (the user's own)",
+            Origin::Project => "",
+        };
+        text.push_str(&format!("\n## {}{whose}\n\n{}\n", file.shown, file.text));
     }
-    let mut cut = MAX_INSTRUCTION_BYTES;
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    format!(
-        "{}\n[… cut: the file is {} bytes; only the first {cut} are shown]",
-        &text[..cut],
-        text.len()
-    )
+    Some(text)
 }
 
 /// The environment block sent after the conversation on every call.
@@ -162,73 +139,78 @@ mod tests {
         assert_eq!(civil_from_days(20_789), (2026, 12, 2));
     }
 
-    #[test]
-    fn instructions_come_from_every_level_up_to_the_git_root() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        git2::Repository::init(&root).unwrap();
-        let sub = root.join("crates").join("core");
-        std::fs::create_dir_all(&sub).unwrap();
-        std::fs::write(root.join("CLAUDE.md"), "Run `cargo test`.\n").unwrap();
-        std::fs::write(sub.join("AGENTS.md"), "Never touch generated.rs.\n").unwrap();
-
-        let found = load_instructions(&sub);
-        assert_eq!(found.files, [root.join("CLAUDE.md"), sub.join("AGENTS.md")]);
-        let text = found.text.unwrap();
-        let outer = text.find("Run `cargo test`.").unwrap();
-        let inner = text.find("Never touch generated.rs.").unwrap();
-        assert!(outer < inner, "outermost first:\n{text}");
-        assert!(text.contains("## crates/core/AGENTS.md"), "{text}");
+    fn file(origin: Origin, shown: &str, text: &str) -> InstructionFile {
+        InstructionFile {
+            origin,
+            path: std::path::PathBuf::from("/").join(shown),
+            shown: shown.into(),
+            bytes: text.len() as u64,
+            text: text.into(),
+        }
     }
 
-    #[cfg(unix)]
     #[test]
-    fn an_instruction_file_may_link_inside_the_project_but_never_outside() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        git2::Repository::init(&root).unwrap();
-        let outside = tempfile::tempdir().unwrap();
-        let secret = outside.path().join("credentials");
-        std::fs::write(&secret, "aws_secret_access_key = canary\n").unwrap();
-        std::fs::write(root.join("CLAUDE.md"), "Run `cargo test`.\n").unwrap();
-        std::os::unix::fs::symlink("CLAUDE.md", root.join("AGENTS.md")).unwrap();
-        let sub = root.join("sub");
-        std::fs::create_dir(&sub).unwrap();
-        std::os::unix::fs::symlink(&secret, sub.join("CLAUDE.md")).unwrap();
-        std::os::unix::fs::symlink(
-            "../../../../../../../../../../../etc/hostname",
-            sub.join("AGENTS.md"),
-        )
+    fn the_users_instructions_come_first_and_the_projects_win() {
+        let text = instructions_block(&[
+            file(Origin::User, "~/.claude/CLAUDE.md", "Answer briefly."),
+            file(Origin::Project, "CLAUDE.md", "Run `cargo test`."),
+            file(
+                Origin::Project,
+                "crates/core/AGENTS.md",
+                "Never touch generated.rs.",
+            ),
+        ])
         .unwrap();
-
-        let found = load_instructions(&sub);
-        let text = found.text.unwrap_or_default();
-        assert!(!text.contains("canary"), "{text}");
-        assert!(!found.files.contains(&sub.join("CLAUDE.md")));
-        assert!(!found.files.contains(&sub.join("AGENTS.md")));
-        assert!(text.contains("Run `cargo test`."), "{text}");
-    }
-
-    #[test]
-    fn instructions_above_the_repository_are_ignored() {
-        let dir = tempfile::tempdir().unwrap();
-        let outside = dir.path().canonicalize().unwrap();
-        std::fs::write(outside.join("CLAUDE.md"), "not mine").unwrap();
-        let repo = outside.join("repo");
-        std::fs::create_dir(&repo).unwrap();
-        git2::Repository::init(&repo).unwrap();
-        assert_eq!(load_instructions(&repo), Instructions::default());
-    }
-
-    #[test]
-    fn huge_instruction_files_are_cut_with_a_note() {
-        let text = clip_instruction("é".repeat(MAX_INSTRUCTION_BYTES).as_bytes());
+        assert!(text.starts_with("# Instructions\n"), "{text}");
         assert!(
-            text.contains("only the first"),
-            "{}",
-            &text[text.len() - 80..]
+            text.contains("the project's win over the user's own"),
+            "{text}"
         );
-        assert!(text.len() < MAX_INSTRUCTION_BYTES + 200);
+        let order: Vec<usize> = [
+            "## ~/.claude/CLAUDE.md (the user's own)\n\nAnswer briefly.",
+            "## CLAUDE.md\n\nRun `cargo test`.",
+            "## crates/core/AGENTS.md\n\nNever touch generated.rs.",
+        ]
+        .iter()
+        .map(|part| {
+            text.find(part)
+                .unwrap_or_else(|| panic!("{part} in {text}"))
+        })
+        .collect();
+        assert!(order.windows(2).all(|pair| pair[0] < pair[1]), "{text}");
+    }
+
+    #[test]
+    fn each_kind_alone_is_introduced_as_what_it_is() {
+        let project = instructions_block(&[file(Origin::Project, "AGENTS.md", "x")]).unwrap();
+        assert!(project.starts_with("# Project instructions\n"), "{project}");
+        let user = instructions_block(&[file(Origin::User, "~/.codex/AGENTS.md", "x")]).unwrap();
+        assert!(user.contains("for every project. Follow them."), "{user}");
+        assert!(!user.contains("win over"), "{user}");
+        assert_eq!(instructions_block(&[]), None);
+    }
+
+    #[test]
+    fn the_session_header_names_the_users_files_as_shown_and_the_projects_in_full() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir(home.path().join(".claude")).unwrap();
+        std::fs::write(home.path().join(".claude/CLAUDE.md"), "Be brief.\n").unwrap();
+        let workspace = tempfile::tempdir().unwrap();
+        let workspace = workspace.path().canonicalize().unwrap();
+        std::fs::write(workspace.join("AGENTS.md"), "Run it.\n").unwrap();
+        let home_dir = home.path().as_os_str().to_os_string();
+        let env = move |name: &str| (name == "HOME").then(|| home_dir.clone());
+        let user = instructions::user_files(None, &env);
+
+        let loaded = load_instructions(&workspace, &user);
+        assert_eq!(
+            loaded.files,
+            [
+                "~/.claude/CLAUDE.md".to_string(),
+                workspace.join("AGENTS.md").display().to_string()
+            ]
+        );
+        assert!(loaded.text.unwrap().contains("Be brief."));
     }
 
     #[test]

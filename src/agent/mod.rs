@@ -1,6 +1,6 @@
 //! The agent: conversation state and the turn loop, driven through typed channels.
 //!
-//! Owns: the conversation, the system prompt and project instructions, the loop that
+//! Owns: the conversation, the system prompt and instructions, the loop that
 //! calls the model and runs tools (in parallel where safe, as soon as each call is
 //! complete), interrupts and steering, and recovery from failed or cut-off model calls.
 //! Does not own: rendering (front ends consume [`Event`]s), wire formats (`provider/`),
@@ -22,6 +22,7 @@ mod explore;
 mod hooks;
 mod images;
 mod mentions;
+mod nested_instructions;
 mod notes_file;
 mod outside_changes;
 mod prime;
@@ -46,6 +47,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{Budget, Compaction, ModelInfo};
+use crate::instructions::UserFile;
 use crate::lint::{LintConfig, Linter};
 use crate::mcp::{McpHub, ServerConfig, StateChange};
 use crate::policy::{ApprovalMode, GitIndex, Policy, PolicyConfig};
@@ -101,6 +103,9 @@ pub struct AgentSetup {
     pub hooks: Vec<crate::hooks::Hook>,
     /// The session's id as hooks are told it (`session_id`).
     pub session_id: String,
+    /// Where the user's own instruction files may be (`crate::instructions::user_files`);
+    /// those that exist come before the project's. Empty: none are read.
+    pub user_instructions: Vec<UserFile>,
 }
 
 /// The front end's end of the command channel.
@@ -206,7 +211,7 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
         events = events.recording(writer);
     }
 
-    let instructions = context::load_instructions(&root);
+    let instructions = context::load_instructions(&root, &setup.user_instructions);
     let mut system = vec![context::SYSTEM_PROMPT.trim_end().to_string()];
     system.extend(instructions.text);
     let meter = budget::SharedMeter::start(std::time::Instant::now());
@@ -258,11 +263,7 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
     };
     let model = setup.client.model().to_string();
     let workspace = root.display().to_string();
-    let instructions = instructions
-        .files
-        .iter()
-        .map(|path| path.display().to_string())
-        .collect();
+    let instructions = instructions.files;
     let mode = setup.approval;
     let call_site = recovery::CallSite {
         model: setup.client.model().to_string(),
@@ -296,6 +297,9 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
         root.clone(),
     );
     let resumed = restored.is_some();
+    // A resumed conversation may hold nested instructions already.
+    let nested_instructions =
+        nested_instructions::NestedInstructions::given_in(conversation.messages());
     let restored_checkpoints = Arc::clone(&checkpoints);
     // Servers start now, off the agent's path; their states are reported after
     // `SessionStarted`.
@@ -322,6 +326,7 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
         checkpoints,
         compaction: compaction::Compactor::new(setup.compaction),
         hooks,
+        nested_instructions,
     };
     tokio::spawn(async move {
         let mut agent = agent;

@@ -93,8 +93,10 @@ pub fn user_command_call_id(id: MessageId) -> String {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
-    /// The agent is ready. `instructions` lists the project instruction files loaded;
-    /// `sandbox` is what protects the user from the shell's commands, as applied.
+    /// The agent is ready. `instructions` lists the instruction files loaded, in the
+    /// order the model gets them: the user's own (`~/.claude/CLAUDE.md`), then the
+    /// project's (full paths); `sandbox` is what protects the user from the shell's
+    /// commands, as applied.
     SessionStarted {
         model: String,
         workspace: String,
@@ -204,6 +206,13 @@ pub enum Event {
     ChecksReported {
         call_id: String,
         report: String,
+    },
+    /// The instruction files of directories below the workspace that the call
+    /// `call_id` reached first (`files`, workspace-relative: `packages/api/AGENTS.md`)
+    /// were appended to its result, each once per conversation.
+    InstructionsLoaded {
+        call_id: String,
+        files: Vec<String>,
     },
     /// A write or edit is about to be decided on; `diff` is unified, against the file
     /// on disk.
@@ -561,6 +570,10 @@ mod tests {
                         why: "environment file".into(),
                     }],
                 },
+            },
+            Event::InstructionsLoaded {
+                call_id: "c2".into(),
+                files: vec!["packages/api/AGENTS.md".into()],
             },
             Event::McpServer {
                 server: "fs".into(),

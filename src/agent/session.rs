@@ -24,6 +24,7 @@ use super::compaction::Compactor;
 use super::conversation::Conversation;
 use super::events::EventSink;
 use super::hooks::{AgentHooks, PromptVerdict};
+use super::nested_instructions::NestedInstructions;
 use super::protocol::{Command, Event, MessageId};
 use super::recovery::CallSite;
 use super::step::StepEnd;
@@ -65,6 +66,8 @@ pub(crate) struct Agent {
     pub(crate) compaction: Compactor,
     /// The session's hooks; `None` when there are none.
     pub(crate) hooks: Option<Arc<AgentHooks>>,
+    /// The instruction files of directories below the workspace given so far.
+    pub(crate) nested_instructions: NestedInstructions,
 }
 
 impl Agent {
@@ -89,6 +92,7 @@ impl Agent {
                 Command::WithdrawMessage { id } => self.withdraw(id).await,
                 Command::ClearConversation => {
                     self.conversation = Conversation::default();
+                    self.nested_instructions = NestedInstructions::default();
                     self.events.emit(Event::ConversationCleared).await;
                 }
                 Command::Undo { scope } => self.undo(scope).await,

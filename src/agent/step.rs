@@ -136,6 +136,7 @@ impl Agent {
                 }
             }
         };
+        self.give_nested_instructions(&mut runs).await;
         let response = Response {
             blocks: reply.draft.into_blocks(),
             results: runs.into_results(),

@@ -271,8 +271,19 @@ impl ToolRuns {
             .map(|slot| slot.call.id.clone())
     }
 
+    /// The calls that ran and succeeded, in the order the model made them; a call that
+    /// got another's result is not among them.
+    pub(crate) fn succeeded(&self) -> impl Iterator<Item = &ToolCall> {
+        self.slots
+            .iter()
+            .filter(|slot| {
+                slot.duplicate_of.is_none() && slot.result.as_ref().is_some_and(|r| !r.is_error)
+            })
+            .map(|slot| &slot.call)
+    }
+
     /// Appends `text` to the result of `call_id` (the batch's project checks ride on
-    /// its last edit).
+    /// its last edit, nested instructions on the call that reached their directory).
     pub(crate) fn append_to_result(&mut self, call_id: &str, text: &str) {
         let result = self
             .slots

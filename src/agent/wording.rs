@@ -2,7 +2,8 @@
 //! transcript and the terminal UI say the same thing the same way.
 //!
 //! Owns: the lines for the session's header, retries, compaction, a budget stop, how a
-//! turn ended, how an approval was settled, MCP servers, undo and the transcript. Does
+//! turn ended, how an approval was settled, nested instruction files loaded, MCP
+//! servers, undo and the transcript. Does
 //! not own: the events (`protocol`), styling or layout (each front end), or terminal
 //! safety (front ends sanitise what they print).
 //! Invariant: pure functions of event data; a front end adds only decoration (a `—`,
@@ -131,6 +132,11 @@ pub fn decision_line(decision: Option<&Decision>) -> String {
         Some(Decision::Reject { reason: None }) => "refused".to_string(),
         None => "withdrawn".to_string(),
     }
+}
+
+/// The line for [`super::Event::InstructionsLoaded`].
+pub fn instructions_loaded_line(files: &[String]) -> String {
+    format!("instructions loaded: {}", files.join(", "))
 }
 
 /// The line for [`super::Event::McpServer`].

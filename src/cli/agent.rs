@@ -88,6 +88,9 @@ impl AgentStart {
             mcp: settings.mcp.startable(),
             hooks: settings.hooks,
             session_id: session.id,
+            user_instructions: duet::instructions::user_files_from_process(
+                paths.config_file.parent(),
+            ),
         })?)
     }
 }

@@ -2,8 +2,9 @@
 //! user while it does.
 //!
 //! Owns: gathering the facts (config, model settings, key presence, state directory,
-//! custom commands and the prompt files left out, shells and tools on PATH, the shell's
-//! protections) and laying them out. Does not
+//! custom commands and the prompt files left out, the instruction files a session
+//! starts with, shells and tools on PATH, the shell's protections) and laying them
+//! out. Does not
 //! own: any of the mechanisms it reports on.
 //! Invariant: it never prints a secret's value, and it reports protections as the
 //! sandbox launcher achieved them, never as configured.
@@ -17,6 +18,7 @@ use duet::config::{self, ConfigError, FileConfig, Flags, Paths};
 use duet::custom_commands::{Catalog, Locations};
 use duet::hooks::Hook;
 use duet::hooks::config::HooksSection;
+use duet::instructions::{self, Origin, UserFile};
 use duet::policy::ProtectedPaths;
 use duet::shell::ShellConfig;
 use duet::shell::environment::EnvironmentPolicy;
@@ -106,6 +108,8 @@ fn gather(flags: &Flags, workspace: &Path) -> Vec<Check> {
         workspace,
         home.as_deref(),
     ));
+    let user_instructions = instructions::user_files_from_process(paths.config_file.parent());
+    checks.extend(instruction_files(workspace, &user_instructions));
     checks.extend(programs());
     match shell {
         Ok(shell) => checks.extend(protections(shell, file.policy.protected.clone(), workspace)),
@@ -304,6 +308,68 @@ fn custom_commands(catalog: &Catalog, locations: &Locations) -> Vec<Check> {
                 catalog.ignored().len(),
                 lines.join("\n")
             ),
+        ));
+    }
+    checks
+}
+
+/// The instruction files a session in `workspace` starts with (the user's own, then
+/// the project's), with their sizes, and the files refused.
+fn instruction_files(workspace: &Path, user: &[UserFile]) -> Vec<Check> {
+    // The agent works in the canonical directory; so does the lookup up to the git root.
+    let workspace = workspace
+        .canonicalize()
+        .unwrap_or_else(|_| workspace.to_path_buf());
+    let found = instructions::at_start(&workspace, user);
+    let nested = "those of directories below load when the model first reads, edits or writes a \
+                  file there";
+    let mut checks = Vec::new();
+    if found.files.is_empty() {
+        let looked: Vec<&str> = user.iter().map(|place| place.shown.as_str()).collect();
+        let mut places = looked.join(", ");
+        if !places.is_empty() {
+            places.push_str(", ");
+        }
+        checks.push(check(
+            Status::Note,
+            "instructions",
+            format!(
+                "none at start (looked in {places}CLAUDE.md and AGENTS.md from here up to the \
+                 git root);\n{nested}"
+            ),
+        ));
+    } else {
+        let lines: Vec<String> = found
+            .files
+            .iter()
+            .map(|file| {
+                let shown = match file.origin {
+                    Origin::User => file.shown.clone(),
+                    Origin::Project => file.path.display().to_string(),
+                };
+                format!("{shown}  {}  {} bytes", file.origin, file.bytes)
+            })
+            .collect();
+        checks.push(check(
+            Status::Ok,
+            "instructions",
+            format!(
+                "{} read at start:\n{}\n{nested}",
+                found.files.len(),
+                lines.join("\n")
+            ),
+        ));
+    }
+    if !found.skipped.is_empty() {
+        let lines: Vec<String> = found
+            .skipped
+            .iter()
+            .map(|skipped| format!("{} ({}): {}", skipped.shown, skipped.origin, skipped.why))
+            .collect();
+        checks.push(check(
+            Status::Warn,
+            "instructions",
+            format!("{} left out:\n{}", found.skipped.len(), lines.join("\n")),
         ));
     }
     checks
@@ -680,6 +746,51 @@ mod tests {
             checks[0]
                 .detail
                 .contains(".duet/commands, .claude/commands"),
+            "{}",
+            checks[0].detail
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn instruction_files_are_listed_with_their_sizes_and_the_refused_ones_say_why() {
+        let workspace = tempfile::tempdir().unwrap();
+        let root = workspace.path().canonicalize().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir(home.path().join(".claude")).unwrap();
+        std::fs::write(home.path().join(".claude/CLAUDE.md"), "Be brief.\n").unwrap();
+        std::fs::write(root.join("AGENTS.md"), "Run the tests.\n").unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", root.join("CLAUDE.md")).unwrap();
+        let home_path = home.path().as_os_str().to_os_string();
+        let env = move |name: &str| (name == "HOME").then(|| home_path.clone());
+        let user = instructions::user_files(None, &env);
+
+        let checks = instruction_files(workspace.path(), &user);
+        assert_eq!(
+            render(&checks),
+            format!(
+                "ok    instructions  2 read at start:\n\
+                 \x20                   ~/.claude/CLAUDE.md  user  10 bytes\n\
+                 \x20                   {}  project  15 bytes\n\
+                 \x20                   those of directories below load when the model first \
+                 reads, edits or writes a file there\n\
+                 warn  instructions  1 left out:\n\
+                 \x20                   CLAUDE.md (project): a symbolic link out of the project \
+                 (a project's files are read only inside it)\n",
+                root.join("AGENTS.md").display()
+            )
+        );
+
+        let empty = tempfile::tempdir().unwrap();
+        let empty_home = empty.path().as_os_str().to_os_string();
+        let env = move |name: &str| (name == "HOME").then(|| empty_home.clone());
+        let checks = instruction_files(empty.path(), &instructions::user_files(None, &env));
+        assert_eq!(checks.len(), 1);
+        assert_eq!(checks[0].status, Status::Note);
+        assert!(
+            checks[0]
+                .detail
+                .starts_with("none at start (looked in ~/.claude/CLAUDE.md, ~/.codex/AGENTS.md, "),
             "{}",
             checks[0].detail
         );

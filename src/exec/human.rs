@@ -375,6 +375,12 @@ impl Printer for HumanPrinter {
                 };
                 self.line(out, &format!("  {mark} {}", sanitize(summary)))?;
             }
+            // The file names come from the repository.
+            Event::InstructionsLoaded { files, .. } => {
+                let text = wording::instructions_loaded_line(files);
+                let line = self.paint(Style::Dim, &sanitize(&text));
+                self.line(out, &line)?;
+            }
             Event::ChecksReported { report, .. } => {
                 for text in sanitize(report).lines() {
                     let text = self.paint(Style::Dim, text);
@@ -851,6 +857,14 @@ mod tests {
             },
             Event::CompactionSkipped {
                 reason: "the summary failed: \x1b]0;t\x07".into(),
+            },
+            // A directory's name is the repository's to choose.
+            Event::InstructionsLoaded {
+                call_id: "c1".into(),
+                files: vec![
+                    "pkg\x1b]0;owned\x07/AGENTS.md".into(),
+                    "x\x1b]52;c;eA==\x07/CLAUDE.md".into(),
+                ],
             },
             Event::TurnEnd {
                 turn: 1,

@@ -145,6 +145,8 @@ impl TestAgent {
             mcp: Vec::new(),
             hooks: Vec::new(),
             session_id: "test-session".into(),
+            // Never the real user's files: a test that wants some names them.
+            user_instructions: Vec::new(),
         };
         adjust(&mut setup);
         let (handle, events) = agent::spawn(setup).expect("agent");

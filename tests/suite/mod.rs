@@ -16,6 +16,7 @@ mod faults;
 mod first_run;
 mod hooks;
 mod images;
+mod instructions;
 mod lint_after_write;
 mod loop_control;
 mod mcp;

@@ -327,6 +327,9 @@ impl Transcript {
                 summary,
                 output,
             } => self.run_end(&user_command_card(*id), *is_error, summary, output, now),
+            Event::InstructionsLoaded { files, .. } => {
+                self.push_notice(&wording::instructions_loaded_line(files), NoticeKind::Info);
+            }
             Event::ChecksReported { call_id, report } => {
                 if !self.update_card(call_id, |c| c.checks(report)) {
                     self.push_notice(report, NoticeKind::Info);

@@ -624,6 +624,34 @@ fn compaction_shows_as_a_notice() {
 }
 
 #[test]
+fn nested_instructions_show_as_a_notice_under_the_call_that_loaded_them() {
+    let start = Instant::now();
+    let mut transcript = Transcript::new(Theme::new(false));
+    transcript.on_event(&begin("r", "read"), start);
+    transcript.on_event(&ready("r", "read", r#"{"path":"sub/dir/a.txt"}"#), start);
+    transcript.on_event(&end("r", false, "read sub/dir/a.txt (1 line)", "x"), start);
+    let shown = transcript.on_event(
+        &Event::InstructionsLoaded {
+            call_id: "r".into(),
+            files: vec![
+                "sub/AGENTS.md".into(),
+                "sub/dir/CLAUDE.md\x1b]0;t\x07".into(),
+            ],
+        },
+        start,
+    );
+    assert!(shown);
+    let rows = all_rows(&buffer(&mut transcript, 80, 10, start));
+    assert!(
+        rows.iter()
+            .any(|row| row.starts_with("· instructions loaded: sub/AGENTS.md, sub/dir/CLAUDE.md")),
+        "{rows:#?}"
+    );
+    // A directory's name is the repository's: no title change reaches the terminal.
+    assert!(!rows.iter().any(|row| row.contains("]0;t")), "{rows:#?}");
+}
+
+#[test]
 fn toggling_cards_collapses_finished_bodies_but_not_running_tails() {
     let start = Instant::now();
     let mut transcript = three_running_cards(start);
