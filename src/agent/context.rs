@@ -103,6 +103,32 @@ pub(crate) fn environment_block(workspace: &Path) -> String {
     block
 }
 
+/// Adds to the environment `block` the MCP servers still starting, so that the model
+/// knows their tools are on the way rather than missing. Said in the block, which
+/// changes freely, so the cached tools and system prefix stay as they are.
+pub(crate) fn note_servers_starting(block: &mut String, servers: &[String]) {
+    if servers.is_empty() {
+        return;
+    }
+    let (names, their) = match servers {
+        [one] => (format!("`{one}`"), "its tools are"),
+        many => (
+            many.iter()
+                .map(|name| format!("`{name}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            "their tools are",
+        ),
+    };
+    let line = format!(
+        "mcp: still starting: {names} ({their} offered from a later request, once ready)\n"
+    );
+    match block.rfind("</environment>") {
+        Some(end) => block.insert_str(end, &line),
+        None => block.push_str(&line),
+    }
+}
+
 fn today() -> String {
     let days = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -211,6 +237,19 @@ mod tests {
             ]
         );
         assert!(loaded.text.unwrap().contains("Be brief."));
+    }
+
+    #[test]
+    fn servers_still_starting_are_named_inside_the_environment_block() {
+        let mut block = "<environment>\ndate: today\n</environment>".to_string();
+        note_servers_starting(&mut block, &[]);
+        assert_eq!(block, "<environment>\ndate: today\n</environment>");
+        note_servers_starting(&mut block, &["tracker".into(), "docs".into()]);
+        assert_eq!(
+            block,
+            "<environment>\ndate: today\nmcp: still starting: `tracker`, `docs` (their tools \
+             are offered from a later request, once ready)\n</environment>"
+        );
     }
 
     #[test]

@@ -67,6 +67,10 @@ pub use protocol::{
 /// Events buffered between the agent and a slow front end before the agent waits.
 const EVENT_BUFFER: usize = 1024;
 
+/// How long the session's first model request waits, at most, for MCP servers still
+/// starting, so that their tools are in it. Later requests never wait.
+pub const MCP_STARTUP_WAIT: Duration = Duration::from_secs(1);
+
 /// Everything the agent needs to start.
 pub struct AgentSetup {
     pub client: Arc<dyn ModelClient>,
@@ -103,6 +107,9 @@ pub struct AgentSetup {
     pub hooks: Vec<crate::hooks::Hook>,
     /// The session's id as hooks are told it (`session_id`).
     pub session_id: String,
+    /// How long the first model request waits for servers still starting (normally
+    /// [`MCP_STARTUP_WAIT`]).
+    pub mcp_startup_wait: Duration,
     /// Where the user's own instruction files may be (`crate::instructions::user_files`);
     /// those that exist come before the project's. Empty: none are read.
     pub user_instructions: Vec<UserFile>,
@@ -306,7 +313,7 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
     let (mcp, mcp_changes) = McpHub::start(setup.mcp, &root, Some(Arc::clone(&sandbox)));
     let agent = session::Agent {
         client: setup.client,
-        tools: tool_set::ToolSet::new(tools, mcp),
+        tools: tool_set::ToolSet::new(tools, mcp, setup.mcp_startup_wait),
         tool_ctx,
         approvals,
         system,

@@ -88,6 +88,14 @@ impl Agent {
             })
             .await;
         self.conversation.repair();
+        // The session's first request waits a moment for MCP servers still starting,
+        // so that it can offer their tools; an interrupt does not wait for them.
+        if let Some(servers_ready) = self.tools.first_wait() {
+            tokio::select! {
+                () = servers_ready => {}
+                end = self.wait_for_cancel() => return (end, Response::default()),
+            }
+        }
         self.tools.refresh();
         let request = self.request(turn).await;
         let client = Arc::clone(&self.client);

@@ -378,7 +378,8 @@ impl Agent {
 
     /// The request of the turn's next model call.
     pub(super) async fn request(&self, turn: &mut Turn) -> ModelRequest {
-        let environment = self.environment(turn).await;
+        let mut environment = self.environment(turn).await;
+        context::note_servers_starting(&mut environment, &self.tools.servers_starting());
         ModelRequest {
             system: self.system.clone(),
             tools: self.tools.specs().to_vec(),

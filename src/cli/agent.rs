@@ -88,6 +88,7 @@ impl AgentStart {
             mcp: settings.mcp.startable(),
             hooks: settings.hooks,
             session_id: session.id,
+            mcp_startup_wait: duet::agent::MCP_STARTUP_WAIT,
             user_instructions: duet::instructions::user_files_from_process(
                 paths.config_file.parent(),
             ),

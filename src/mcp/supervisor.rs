@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use rmcp::service::{Peer, RoleClient, ServiceError};
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use crate::shell::sandbox::Sandbox;
@@ -34,6 +34,8 @@ pub(crate) struct ServerLink {
     config: ServerConfig,
     /// The hub's tool-list generation, bumped when this server's tools change.
     generation: Arc<AtomicU64>,
+    /// The hub's signal that some server's state changed.
+    state_changed: Arc<Notify>,
     status: Mutex<Status>,
 }
 
@@ -45,10 +47,15 @@ struct Status {
 }
 
 impl ServerLink {
-    pub(crate) fn new(config: ServerConfig, generation: Arc<AtomicU64>) -> Self {
+    pub(crate) fn new(
+        config: ServerConfig,
+        generation: Arc<AtomicU64>,
+        state_changed: Arc<Notify>,
+    ) -> Self {
         Self {
             config,
             generation,
+            state_changed,
             status: Mutex::new(Status {
                 state: ServerState::Starting,
                 peer: None,
@@ -67,6 +74,11 @@ impl ServerLink {
 
     pub(crate) fn tools(&self) -> Vec<Arc<dyn Tool>> {
         self.status().tools.clone()
+    }
+
+    /// Whether the server has not yet answered for the first time, nor failed.
+    pub(crate) fn is_starting(&self) -> bool {
+        self.status().state == ServerState::Starting
     }
 
     /// The session to call on, or why there is none (written for the model).
@@ -144,6 +156,7 @@ impl ServerLink {
                 self.generation.fetch_add(1, Ordering::AcqRel);
             }
         }
+        self.state_changed.notify_waiters();
         tracing::info!(server = self.name(), %state, "mcp server state");
         // Nobody listening only means the session is ending.
         let _ = changes.send(StateChange {
@@ -308,7 +321,11 @@ mod tests {
             parallel_read_only: false,
             source: Source::User(PathBuf::from("/cfg.toml")),
         };
-        Arc::new(ServerLink::new(config, Arc::new(AtomicU64::new(0))))
+        Arc::new(ServerLink::new(
+            config,
+            Arc::new(AtomicU64::new(0)),
+            Arc::new(Notify::new()),
+        ))
     }
 
     #[test]

@@ -145,6 +145,7 @@ impl TestAgent {
             mcp: Vec::new(),
             hooks: Vec::new(),
             session_id: "test-session".into(),
+            mcp_startup_wait: agent::MCP_STARTUP_WAIT,
             // Never the real user's files: a test that wants some names them.
             user_instructions: Vec::new(),
         };

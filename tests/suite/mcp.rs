@@ -1,9 +1,12 @@
 //! Tools from MCP servers, against the scripted model server and the stdio server of
 //! `examples/mcp_fixture.rs`: offered to the model once ready, a call round-trips,
-//! approval and denial by policy, a slow start that delays nothing, a crash mid-call
-//! and the restart after it, a call past its timeout, and `duet mcp list`.
+//! approval and denial by policy, the first request's short wait for servers still
+//! starting (a quick one's tools are in it, a slow one is named and joins later, a real
+//! server from npm where this machine can fetch it), a crash mid-call and the restart
+//! after it, a call past its timeout, and `duet mcp list`.
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use duet::agent::protocol::ApprovalView;
 use duet::agent::{Event, TurnOutcome};
@@ -15,7 +18,8 @@ use pretty_assertions::assert_eq;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 
 use crate::common::harness::{
-    TestAgent, TestRepo, duet_command, offered_tools, run_duet, tool_results, wire_env,
+    TestAgent, TestRepo, duet_command, last_user_text, offered_tools, run_duet, tool_results,
+    wire_env,
 };
 use crate::common::script::{LoadScript, Script};
 use crate::common::scripted_server::ScriptedServer;
@@ -203,32 +207,166 @@ async fn a_call_asks_by_default_and_a_denied_tool_is_refused_without_asking() {
 }
 
 #[tokio::test]
-async fn a_slow_server_does_not_delay_the_first_request() {
+async fn a_server_ready_within_the_wait_has_its_tools_in_the_first_request() {
     let server = ScriptedServer::start(Script::load("mcp_two_answers")).await;
     let repo = TestRepo::with_files(&[]);
+    // Slow enough that a request sent at once would go without its tools.
     let mcp = fixture_server(&["--start-delay-ms", "1500"], "");
+    let wait = Duration::from_secs(10);
+    let mut agent = TestAgent::start_with(
+        &server,
+        Wire::Anthropic,
+        repo.path(),
+        ApprovalMode::Ask,
+        |setup| {
+            setup.mcp = vec![mcp];
+            // Far longer than the server needs, so a busy machine cannot fail the test;
+            // the request still goes as soon as the server is ready.
+            setup.mcp_startup_wait = wait;
+        },
+    );
+    let sent = Instant::now();
+    agent.send("hello");
+    assert_eq!(agent.turn_end().await, finished());
+    assert!(sent.elapsed() < wait, "waited {:?}", sent.elapsed());
+
+    let first = &server.requests()[0];
+    let names = offered_tools(first);
+    assert!(
+        names.iter().any(|name| name == "fixture__echo"),
+        "{names:?}"
+    );
+    assert!(!last_user_text(first).contains("still starting"));
+    let ready_at = agent.position("the server ready", is_ready);
+    let step_at = agent.position("the first step", |event| {
+        matches!(event, Event::StepStarted { .. })
+    });
+    assert!(
+        step_at < ready_at,
+        "the step began, then waited for the server"
+    );
+}
+
+#[tokio::test]
+async fn a_slow_server_is_named_as_starting_and_its_tools_come_in_a_later_request() {
+    let server = ScriptedServer::start(Script::load("mcp_two_answers")).await;
+    let repo = TestRepo::with_files(&[]);
+    // Far slower than the wait (the default, 1 s).
+    let mcp = fixture_server(&["--start-delay-ms", "3000"], "");
     let mut agent = start(&server, Wire::Anthropic, &repo, mcp);
+    let sent = Instant::now();
     agent.send("hello");
     assert_eq!(agent.turn_end().await, finished());
     assert!(
+        sent.elapsed() >= duet::agent::MCP_STARTUP_WAIT - Duration::from_millis(50),
+        "the first request waited for the server: {:?}",
+        sent.elapsed()
+    );
+    assert!(
         !agent.seen.iter().any(is_ready),
-        "the first turn waited for the server: {:#?}",
+        "the first turn waited until the server was ready: {:#?}",
         agent.seen
     );
-    let first = offered_tools(&server.requests()[0]);
+    let requests = server.requests();
+    let first = offered_tools(&requests[0]);
     assert!(first.iter().any(|name| name == "read"), "{first:?}");
     assert!(
         !first.iter().any(|name| name.starts_with("fixture__")),
         "{first:?}"
     );
+    let environment = last_user_text(&requests[0]);
+    assert!(
+        environment.contains(
+            "mcp: still starting: `fixture` (its tools are offered from a later request, once \
+             ready)\n</environment>"
+        ),
+        "{environment}"
+    );
 
     ready(&mut agent).await;
     agent.send("and now?");
     assert_eq!(agent.turn_end().await, finished());
-    let second = offered_tools(&server.requests()[1]);
+    let requests = server.requests();
+    let second = offered_tools(&requests[1]);
     assert!(
         second.iter().any(|name| name == "fixture__echo"),
         "{second:?}"
+    );
+    assert!(!last_user_text(&requests[1]).contains("still starting"));
+    server.assert_no_violations();
+}
+
+/// The npm package of the reference filesystem server.
+const FILESYSTEM_SERVER: &str = "@modelcontextprotocol/server-filesystem";
+
+/// Fetches the filesystem server into npx's cache by running it once with nothing to
+/// read (it exits at the end of its input), so that the test's own start is not a
+/// download; `Err` says why it cannot run here.
+async fn fetch_filesystem_server(dir: &Path) -> Result<(), String> {
+    let run = tokio::process::Command::new("npx")
+        .args(["-y", FILESYSTEM_SERVER])
+        .arg(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .output();
+    match tokio::time::timeout(Duration::from_secs(180), run).await {
+        Err(_) => Err(format!("fetching {FILESYSTEM_SERVER} took over 180 s")),
+        Ok(Err(error)) if error.kind() == std::io::ErrorKind::NotFound => {
+            Err("npx is not installed".into())
+        }
+        Ok(Err(error)) => Err(format!("npx cannot run: {error}")),
+        Ok(Ok(output)) if output.status.success() => Ok(()),
+        Ok(Ok(output)) => {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
+            Err(format!(
+                "`npx -y {FILESYSTEM_SERVER}` failed ({}): {}",
+                output.status,
+                tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
+            ))
+        }
+    }
+}
+
+/// A real server from npm: the reference filesystem server's tools are in the session's
+/// very first request. Skipped, saying why, where `npx` is missing or the package
+/// cannot be fetched (CI installs no node, and needs none).
+#[tokio::test]
+async fn a_real_server_from_npm_has_its_tools_in_the_first_request() {
+    let repo = TestRepo::with_files(&[("notes.md", "notes\n")]);
+    let root = repo.path().canonicalize().expect("workspace");
+    if let Err(reason) = fetch_filesystem_server(&root).await {
+        eprintln!("skipped a_real_server_from_npm_has_its_tools_in_the_first_request: {reason}");
+        return;
+    }
+    let filesystem = user_server(&format!(
+        "[servers.fs]\ncommand = \"npx\"\nargs = [\"-y\", {FILESYSTEM_SERVER:?}, {:?}]\n",
+        root.display().to_string()
+    ));
+    let server = ScriptedServer::start(Script::load("mcp_two_answers")).await;
+    let mut agent = TestAgent::start_with(
+        &server,
+        Wire::Anthropic,
+        repo.path(),
+        ApprovalMode::Ask,
+        |setup| {
+            setup.mcp = vec![filesystem];
+            // npx looks the package up before starting node: more than a second on a
+            // busy machine, and the point here is a real server's tools, not the timing.
+            setup.mcp_startup_wait = Duration::from_secs(60);
+        },
+    );
+    agent.send("what can you use?");
+    assert_eq!(agent.turn_end().await, finished());
+
+    let first = offered_tools(&server.requests()[0]);
+    assert!(
+        first
+            .iter()
+            .any(|name| name == "fs__read_text_file" || name == "fs__read_file"),
+        "{first:?}"
     );
     server.assert_no_violations();
 }
