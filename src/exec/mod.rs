@@ -21,6 +21,10 @@ use std::process::ExitCode;
 
 use tokio::sync::mpsc;
 
+/// How long a finished run waits for the agent to stop (and its SessionEnd hooks to
+/// run) before it exits anyway.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 use crate::agent::protocol::ApprovalView;
 use crate::agent::{AgentHandle, Command, Event, TurnOutcome};
 use crate::policy::{Decision, NO_ONE_TO_APPROVE, Protection};
@@ -174,6 +178,18 @@ async fn run_observed(
                 }
                 if let Event::TurnEnd { outcome, .. } = &event {
                     let _ = handle.send(Command::Shutdown);
+                    // SessionEnd hooks run as the agent stops: their notices are shown.
+                    let deadline = tokio::time::Instant::now() + SHUTDOWN_GRACE;
+                    loop {
+                        tokio::select! {
+                            () = handle.stopped() => break,
+                            () = tokio::time::sleep_until(deadline) => break,
+                            Some(event) = events.recv() => {
+                                printer.print(&event, out)?;
+                                out.flush()?;
+                            }
+                        }
+                    }
                     return Ok(match outcome {
                         TurnOutcome::Finished { .. } => Outcome::Finished,
                         TurnOutcome::Interrupted => Outcome::Interrupted,

@@ -363,3 +363,36 @@ async fn a_trusted_projects_hooks_run_in_the_sandbox_of_the_session() {
     );
     assert!(marker.exists(), "the trusted project's hooks did not run");
 }
+
+/// `duet exec` gives the agent a moment to stop after the task: SessionStart and
+/// SessionEnd hooks both run, and SessionStart's output reaches the model.
+#[tokio::test]
+async fn session_start_and_end_hooks_run_around_an_exec_task() {
+    let server = ScriptedServer::start(
+        Script::from_toml("[[turn]]\nblocks = [{ text = \"Hello.\" }]\n").expect("script"),
+    )
+    .await;
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let config = "[sandbox]\nenabled = false\n\n\
+        [[hooks.SessionStart]]\ncommand = \"echo 'Deploys are frozen this week.'\"\n\n\
+        [[hooks.SessionEnd]]\ncommand = \"sleep 0.5; cat > session-end.json\"\n";
+    let home = home_with_config(config);
+    let output = run_duet(
+        repo.path(),
+        home.path(),
+        &wire_env(&server, Wire::Anthropic),
+        &["exec", "--approval", "auto", "say hello"],
+    )
+    .await;
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let sent = all_text(&server.requests()[0]);
+    assert!(sent.contains("Deploys are frozen this week."), "{sent}");
+    let ended: serde_json::Value =
+        serde_json::from_str(&repo.read("session-end.json")).expect("SessionEnd input");
+    assert_eq!(ended["hook_event_name"], "SessionEnd");
+}
