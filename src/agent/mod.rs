@@ -293,6 +293,16 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
             None,
         ),
     };
+    let hook_infos: Vec<protocol::HookInfo> = setup
+        .hooks
+        .iter()
+        .map(|hook| protocol::HookInfo {
+            event: hook.event.name().to_string(),
+            command: hook.label(),
+            trusted: hook.trusted,
+            project: matches!(hook.origin, crate::hooks::Origin::Project(_)),
+        })
+        .collect();
     let hooks = hooks::AgentHooks::new(
         crate::hooks::Hooks::new(
             setup.hooks,
@@ -347,6 +357,7 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
                 instructions,
                 mode,
                 sandbox,
+                hooks: hook_infos,
             })
             .await;
         if let Some((restored, (turns, undoable))) = restored {

@@ -83,6 +83,19 @@ pub enum CommandInput {
     Text { text: String },
 }
 
+/// A hook that runs in this session, as the session's header names it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct HookInfo {
+    /// `PreToolUse`, `Stop`, ...
+    pub event: String,
+    /// Its command's first line.
+    pub command: String,
+    /// It runs outside the sandbox (the user's config says so).
+    pub trusted: bool,
+    /// A project's file configured it (the user's config trusts the project).
+    pub project: bool,
+}
+
 /// The call id the user's own command `id` (`!command`) has in events and in
 /// [`Command::TypeIntoCommand`].
 pub fn user_command_call_id(id: MessageId) -> String {
@@ -96,13 +109,15 @@ pub enum Event {
     /// The agent is ready. `instructions` lists the instruction files loaded, in the
     /// order the model gets them: the user's own (`~/.claude/CLAUDE.md`), then the
     /// project's (full paths); `sandbox` is what protects the user from the shell's
-    /// commands, as applied.
+    /// commands, as applied; `hooks` the hooks that will run.
     SessionStarted {
         model: String,
         workspace: String,
         instructions: Vec<String>,
         mode: ApprovalMode,
         sandbox: Protections,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        hooks: Vec<HookInfo>,
     },
     /// A user message was delivered to the model (a steering message included).
     UserMessageDelivered {
@@ -546,6 +561,12 @@ mod tests {
                 instructions: vec!["AGENTS.md".into()],
                 mode: ApprovalMode::Auto,
                 sandbox: Protections::example(true, true),
+                hooks: vec![HookInfo {
+                    event: "PreToolUse".into(),
+                    command: "guard.py".into(),
+                    trusted: false,
+                    project: true,
+                }],
             },
             Event::ToolCallReady {
                 call_id: "c1".into(),

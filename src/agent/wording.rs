@@ -9,7 +9,7 @@
 //! Invariant: pure functions of event data; a front end adds only decoration (a `—`,
 //! a colour, a notice kind), never words of its own for these events.
 
-use super::protocol::{BudgetReport, CompactionKind, TurnOutcome};
+use super::protocol::{BudgetReport, CompactionKind, HookInfo, TurnOutcome};
 use crate::mcp::ServerState;
 use crate::policy::{ApprovalMode, Decision};
 use crate::shell::sandbox::Protections;
@@ -23,13 +23,42 @@ pub fn session_header(
     workspace: &str,
     instructions: &[String],
     sandbox: &Protections,
+    hooks: &[HookInfo],
 ) -> Vec<String> {
     let mut lines = vec![format!("duet · {model} · {mode} · {workspace}")];
     if !instructions.is_empty() {
         lines.push(format!("instructions: {}", instructions.join(", ")));
     }
     lines.push(format!("sandbox: {}", sandbox.summary()));
+    if let Some(line) = hooks_line(hooks) {
+        lines.push(line);
+    }
     lines
+}
+
+/// `hooks: 3 (1 from the project; 1 trusted, outside the sandbox)`; `None` without any.
+fn hooks_line(hooks: &[HookInfo]) -> Option<String> {
+    if hooks.is_empty() {
+        return None;
+    }
+    let project = hooks.iter().filter(|hook| hook.project).count();
+    let trusted = hooks.iter().filter(|hook| hook.trusted).count();
+    let mut notes = Vec::new();
+    if project > 0 {
+        notes.push(format!("{project} from the project"));
+    }
+    if trusted > 0 {
+        notes.push(format!("{trusted} trusted, outside the sandbox"));
+    }
+    let notes = if notes.is_empty() {
+        "all in the sandbox".to_string()
+    } else {
+        notes.join("; ")
+    };
+    Some(format!(
+        "hooks: {} ({notes}; `duet doctor` lists them)",
+        hooks.len()
+    ))
 }
 
 /// Said after a retry line when what the failed call streamed is void.
@@ -211,6 +240,34 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
+
+    #[test]
+    fn the_header_says_which_hooks_run_and_where() {
+        let hook = |project, trusted| HookInfo {
+            event: "PreToolUse".into(),
+            command: "guard.py".into(),
+            trusted,
+            project,
+        };
+        let header = |hooks: &[HookInfo]| {
+            let sandbox = Protections::example(true, true);
+            session_header("m", ApprovalMode::Ask, "/w", &[], &sandbox, hooks)
+        };
+        assert!(!header(&[]).iter().any(|line| line.starts_with("hooks")));
+        assert_eq!(
+            header(&[hook(false, false)]).last().map(String::as_str),
+            Some("hooks: 1 (all in the sandbox; `duet doctor` lists them)")
+        );
+        assert_eq!(
+            header(&[hook(true, false), hook(false, true)])
+                .last()
+                .map(String::as_str),
+            Some(
+                "hooks: 2 (1 from the project; 1 trusted, outside the sandbox; \
+                 `duet doctor` lists them)"
+            )
+        );
+    }
 
     #[test]
     fn retry_lines_say_when_which_attempt_and_why() {

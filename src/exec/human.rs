@@ -225,8 +225,10 @@ impl Printer for HumanPrinter {
                 instructions,
                 mode,
                 sandbox,
+                hooks,
             } => {
-                for line in wording::session_header(model, *mode, workspace, instructions, sandbox)
+                for line in
+                    wording::session_header(model, *mode, workspace, instructions, sandbox, hooks)
                 {
                     let line = self.paint(Style::Dim, &sanitize(&line));
                     self.line(out, &line)?;

@@ -2034,6 +2034,7 @@ mod tests {
             instructions: vec!["/repo/CLAUDE.md".into()],
             mode: ApprovalMode::AutoEdit,
             sandbox: crate::shell::sandbox::Protections::example(true, true),
+            hooks: Vec::new(),
         });
         h.say("why does the parser fail?");
         h.event(Event::UserMessageDelivered {

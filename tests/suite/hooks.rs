@@ -88,6 +88,10 @@ async fn a_pre_tool_use_hook_blocks_a_shell_call_and_the_model_gets_its_reason()
         "{}",
         result.content
     );
+    agent.position("the session's header names the hook", |event| {
+        matches!(event, Event::SessionStarted { hooks, .. }
+            if hooks.len() == 1 && hooks[0].event == "PreToolUse" && !hooks[0].project)
+    });
     agent.position("the user is told", |event| {
         matches!(event, Event::HookNotice { hook_event, warning: true, text, .. }
             if hook_event == "PreToolUse" && text.contains("rm -rf is not allowed"))

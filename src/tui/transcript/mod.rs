@@ -199,9 +199,11 @@ impl Transcript {
                 instructions,
                 mode,
                 sandbox,
+                hooks,
             } => {
-                let text = wording::session_header(model, *mode, workspace, instructions, sandbox)
-                    .join("\n");
+                let text =
+                    wording::session_header(model, *mode, workspace, instructions, sandbox, hooks)
+                        .join("\n");
                 self.push_notice(&text, NoticeKind::Info);
                 let gaps = sandbox.gaps();
                 if !gaps.is_empty() {
