@@ -145,6 +145,8 @@ impl ApprovalDesk {
 
     /// Withdraws every waiting request (the user interrupted).
     pub(crate) async fn withdraw_all(&self) {
+        // The calls are being cancelled: what hooks said of them goes too.
+        lock(&self.hook_says).clear();
         let withdrawn: Vec<String> = lock(&self.waiting).drain().map(|(id, _)| id).collect();
         for call_id in withdrawn {
             self.events
@@ -448,6 +450,45 @@ mod tests {
             Decision::Approve,
             "ordinary edits still apply in auto mode"
         );
+    }
+
+    #[tokio::test]
+    async fn a_hook_can_make_a_call_ask_and_only_a_trusted_allow_skips_asking() {
+        let (auto, mut auto_events) = desk(ApprovalMode::Auto);
+        let why = "a PreToolUse hook asks you to decide".to_string();
+        auto.hook_says("c1", HookSays::Ask { why });
+        let asking = tokio::spawn({
+            let auto = Arc::clone(&auto);
+            async move { auto.decide(write("c1", "src/lib.rs")).await }
+        });
+        let (call_id, why, _) = next_needed(&mut auto_events).await;
+        assert!(why.contains("hook"), "{why}");
+        auto.set_mode(ApprovalMode::Auto).await;
+        assert!(!asking.is_finished(), "a mode switch does not release it");
+        auto.settle(&call_id, Decision::Approve).await;
+        asking.await.unwrap();
+
+        let (ask, mut ask_events) = desk(ApprovalMode::Ask);
+        ask.hook_says("c2", HookSays::Allow);
+        assert_eq!(ask.decide(command("c2")).await, Decision::Approve);
+        ask.hook_says("c3", HookSays::Allow);
+        let protected = tokio::spawn({
+            let ask = Arc::clone(&ask);
+            async move { ask.decide(write("c3", "Cargo.lock")).await }
+        });
+        let (call_id, _, _) = next_needed(&mut ask_events).await;
+        assert_eq!(call_id, "c3", "a protected path still needs a person");
+        // An interrupt forgets what hooks said: the same call id asks again.
+        ask.withdraw_all().await;
+        protected.await.unwrap();
+        let again = tokio::spawn({
+            let ask = Arc::clone(&ask);
+            async move { ask.decide(command("c2")).await }
+        });
+        let (call_id, _, _) = next_needed(&mut ask_events).await;
+        assert_eq!(call_id, "c2");
+        ask.withdraw_all().await;
+        again.await.unwrap();
     }
 
     #[tokio::test]

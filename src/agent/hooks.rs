@@ -76,6 +76,9 @@ impl AgentHooks {
         call_id: &str,
         notices: &mut Vec<Event>,
     ) -> Result<(), ToolError> {
+        // Some servers reuse call ids (`call_0`): nothing said of an earlier call
+        // carries over to this one.
+        self.desk.forget_hook(call_id);
         if !self.hooks.any(HookEvent::PreToolUse, Some(tool)) {
             return Ok(());
         }
