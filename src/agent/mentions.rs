@@ -27,6 +27,7 @@ impl Agent {
         let mut blocks = Vec::new();
         let mut files = Vec::new();
         let mut problems = Vec::new();
+        let mut attached_paths = Vec::new();
         for mention in &found {
             let label = label(mention);
             match self.read_mention(id, mention).await {
@@ -36,6 +37,7 @@ impl Agent {
                         content.trim_end()
                     ));
                     files.push(label);
+                    attached_paths.push(mention.path.clone());
                 }
                 Err(reason) if looks_like_a_path(&mention.path) => {
                     problems.push(format!("@{label} was not attached: {reason}"));
@@ -47,6 +49,12 @@ impl Agent {
         if files.is_empty() && problems.is_empty() {
             return;
         }
+        // As for the model's own reads: a directory's instructions come with the first
+        // file there.
+        let instructions = self
+            .nested_instructions_for_mentions(&mention_call_id(id), attached_paths)
+            .await;
+        blocks.extend(instructions);
         let mut note = String::from("Files the user mentioned in this message, attached:");
         for block in &blocks {
             note.push_str("\n\n");
@@ -79,12 +87,17 @@ impl Agent {
             .prepare("read", &arguments.to_string())
             .map_err(|error| error.to_string())?;
         let mut ctx = self.tool_ctx.clone();
-        ctx.call_id = format!("mention-{id}");
+        ctx.call_id = mention_call_id(id);
         tool.run(arguments, &ctx)
             .await
             .map(|output| output.content)
             .map_err(|error| error.to_string())
     }
+}
+
+/// The call id the reads of message `id`'s mentions run under.
+fn mention_call_id(id: MessageId) -> String {
+    format!("mention-{id}")
 }
 
 /// `src/a.rs` or `src/a.rs:10-40`.

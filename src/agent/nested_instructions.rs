@@ -1,6 +1,6 @@
 //! Instruction files of the directories below the working directory (`packages/api/
 //! AGENTS.md`), given to the model with the result of the first read, edit or write of
-//! a file there.
+//! a file there, or with the first file the user mentions there (`@path`).
 //!
 //! Owns: which directories the model has been given the files of
 //! ([`NestedInstructions`]), the block each file travels in, appending it to the result
@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::instructions::{self, InstructionFile};
-use crate::provider::Message;
+use crate::provider::{Block, Message, Role};
 use crate::tools::Workspace;
 
 use super::protocol::Event;
@@ -46,10 +46,17 @@ impl NestedInstructions {
     /// hold such a line counts too; the worst that does is hold back a file the
     /// repository's own content already stands beside.
     pub(crate) fn given_in(messages: &[Message]) -> Self {
-        let looked_in = messages
-            .iter()
-            .flat_map(Message::tool_results)
-            .flat_map(|result| result.content.lines())
+        // Tool results carry the blocks of calls; the user's own messages those of
+        // the files they mentioned (`@path`).
+        let texts = messages.iter().flat_map(|message| {
+            message.content.iter().filter_map(|block| match block {
+                Block::ToolResult(result) => Some(result.content.as_str()),
+                Block::Text { text } if message.role == Role::User => Some(text.as_str()),
+                _ => None,
+            })
+        });
+        let looked_in = texts
+            .flat_map(str::lines)
             .filter_map(|line| line.strip_prefix(BLOCK_OPENING)?.strip_suffix("\">"))
             .filter_map(|file| Path::new(file).parent().map(Path::to_path_buf))
             .filter(|dir| !dir.as_os_str().is_empty())
@@ -104,6 +111,69 @@ fn block(file: &InstructionFile) -> String {
 }
 
 impl Agent {
+    /// The instruction files not given yet of the directories down to each of `paths`
+    /// (as the model names them), by key; read off the async threads.
+    async fn load_nested<K: Send + 'static>(
+        &mut self,
+        paths: Vec<(K, String)>,
+    ) -> Vec<(K, Vec<InstructionFile>)> {
+        let workspace = Arc::clone(&self.tool_ctx.workspace);
+        let mut nested = std::mem::take(&mut self.nested_instructions);
+        let loading = tokio::task::spawn_blocking(move || {
+            let given: Vec<(K, Vec<InstructionFile>)> = paths
+                .into_iter()
+                .filter_map(|(key, path)| {
+                    // The path as the tool resolved it; one outside the workspace (a
+                    // saved output) has no directory here.
+                    let file = workspace.resolve(&path).ok()?;
+                    let files = nested.load_for(&workspace, &file);
+                    (!files.is_empty()).then_some((key, files))
+                })
+                .collect();
+            (nested, given)
+        });
+        match loading.await {
+            Ok((nested, given)) => {
+                self.nested_instructions = nested;
+                given
+            }
+            Err(error) => {
+                tracing::warn!(%error, "nested instructions not loaded");
+                self.nested_instructions =
+                    NestedInstructions::given_in(self.conversation.messages());
+                Vec::new()
+            }
+        }
+    }
+
+    /// The blocks of the instruction files not given yet for the files the user
+    /// mentioned (`paths`), to attach with them, and the files' names; the front end
+    /// is told under `call_id`.
+    pub(super) async fn nested_instructions_for_mentions(
+        &mut self,
+        call_id: &str,
+        paths: Vec<String>,
+    ) -> Vec<String> {
+        let keyed = paths.into_iter().map(|path| ((), path)).collect();
+        let files: Vec<InstructionFile> = self
+            .load_nested(keyed)
+            .await
+            .into_iter()
+            .flat_map(|((), files)| files)
+            .collect();
+        if files.is_empty() {
+            return Vec::new();
+        }
+        let blocks = files.iter().map(block).collect();
+        self.events
+            .emit(Event::InstructionsLoaded {
+                call_id: call_id.to_string(),
+                files: files.into_iter().map(|file| file.shown).collect(),
+            })
+            .await;
+        blocks
+    }
+
     /// Appends to the results of the step's reads, edits and writes that succeeded the
     /// instruction files of the directories they reached first, and reports them.
     pub(super) async fn give_nested_instructions(&mut self, runs: &mut ToolRuns) {
@@ -118,34 +188,7 @@ impl Agent {
         if touched.is_empty() {
             return;
         }
-        let workspace = Arc::clone(&self.tool_ctx.workspace);
-        let mut nested = std::mem::take(&mut self.nested_instructions);
-        let loading = tokio::task::spawn_blocking(move || {
-            let given: Vec<(String, Vec<InstructionFile>)> = touched
-                .into_iter()
-                .filter_map(|(call_id, path)| {
-                    // The path as the tool resolved it; one outside the workspace (a
-                    // saved output) has no directory here.
-                    let file = workspace.resolve(&path).ok()?;
-                    let files = nested.load_for(&workspace, &file);
-                    (!files.is_empty()).then_some((call_id, files))
-                })
-                .collect();
-            (nested, given)
-        });
-        let given = match loading.await {
-            Ok((nested, given)) => {
-                self.nested_instructions = nested;
-                given
-            }
-            Err(error) => {
-                tracing::warn!(%error, "nested instructions not loaded");
-                self.nested_instructions =
-                    NestedInstructions::given_in(self.conversation.messages());
-                return;
-            }
-        };
-        for (call_id, files) in given {
+        for (call_id, files) in self.load_nested(touched).await {
             let blocks: Vec<String> = files.iter().map(block).collect();
             runs.append_to_result(&call_id, &blocks.join("\n\n"));
             self.events
@@ -202,7 +245,8 @@ mod tests {
         let given = NestedInstructions::given_in(&messages);
         assert_eq!(
             given.looked_in.into_iter().collect::<Vec<_>>(),
-            [PathBuf::from("packages/api")]
+            [PathBuf::from("in/a"), PathBuf::from("packages/api")],
+            "a mention's block travels in the user's message"
         );
     }
 

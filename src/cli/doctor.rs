@@ -322,7 +322,7 @@ fn instruction_files(workspace: &Path, user: &[UserFile]) -> Vec<Check> {
         .unwrap_or_else(|_| workspace.to_path_buf());
     let found = instructions::at_start(&workspace, user);
     let nested = "those of directories below load when the model first reads, edits or writes a \
-                  file there";
+                  file there, or you mention one";
     let mut checks = Vec::new();
     if found.files.is_empty() {
         let looked: Vec<&str> = user.iter().map(|place| place.shown.as_str()).collect();
@@ -773,7 +773,7 @@ mod tests {
                  \x20                   ~/.claude/CLAUDE.md  user  10 bytes\n\
                  \x20                   {}  project  15 bytes\n\
                  \x20                   those of directories below load when the model first \
-                 reads, edits or writes a file there\n\
+                 reads, edits or writes a file there, or you mention one\n\
                  warn  instructions  1 left out:\n\
                  \x20                   CLAUDE.md (project): a symbolic link out of the project \
                  (a project's files are read only inside it)\n",

@@ -267,3 +267,42 @@ fn write(dir: &Path, relative: &str, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, text).unwrap();
 }
+
+/// A file the user mentions (`@sub/dir/file.txt`) brings its directory's instructions
+/// with it, in the user's message; the model's later read there does not bring them
+/// again.
+#[tokio::test]
+async fn a_mentioned_files_directory_instructions_come_with_the_mention_once() {
+    let script = [
+        read_turn("sub/dir/other.txt", ""),
+        answer_turn("Both read."),
+    ]
+    .concat();
+    let server = ScriptedServer::start(Script::from_toml(&script).unwrap()).await;
+    let repo = TestRepo::with_files(&[
+        (
+            "sub/AGENTS.md",
+            &format!("{NESTED_MARKER}: use tabs here.\n"),
+        ),
+        ("sub/dir/file.txt", FILE_TEXT),
+        ("sub/dir/other.txt", FILE_TEXT),
+    ]);
+    let mut agent = TestAgent::start(&server, Wire::Anthropic, repo.path(), ApprovalMode::Ask);
+    agent.send("look at @sub/dir/file.txt and its neighbour");
+    assert_eq!(agent.turn_end().await, finished());
+    let requests = server.requests();
+    let first = all_text(&requests[0]);
+    assert_eq!(first.matches(NESTED_MARKER).count(), 1, "{first}");
+    let last = all_text(&requests[1]);
+    assert_eq!(last.matches(NESTED_MARKER).count(), 1, "{last}");
+    assert!(
+        !tool_results(&requests[1])[0]
+            .content
+            .contains("<instructions")
+    );
+    assert_eq!(
+        loaded(&agent),
+        [("mention-1".to_string(), vec!["sub/AGENTS.md".to_string()])]
+    );
+    server.assert_no_violations();
+}
