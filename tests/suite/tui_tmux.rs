@@ -10,6 +10,7 @@ use std::path::Path;
 use std::process::Command as Process;
 use std::time::{Duration, Instant};
 
+use base64::Engine as _;
 use duet::provider::Wire;
 
 use crate::common::harness::{
@@ -213,10 +214,21 @@ async fn scripted_session_with(
     flags: &str,
     files: &[(&str, &str)],
 ) -> Option<Scripted> {
+    scripted_session_on(Wire::Anthropic, script, flags, files).await
+}
+
+/// [`scripted_session_with`] on `wire`.
+async fn scripted_session_on(
+    wire: Wire,
+    script: &str,
+    flags: &str,
+    files: &[(&str, &str)],
+) -> Option<Scripted> {
     let server = ScriptedServer::start(Script::from_toml(script).unwrap()).await;
     let repo = TestRepo::with_files(files);
     let home = tempfile::tempdir().unwrap();
-    let command = duet_command(&server, home.path(), flags);
+    let env = wire_env(&server, wire);
+    let command = isolated_duet_command(home.path(), flags, &env);
     let tmux = Tmux::start(&command, repo.path())?;
     tmux.wait_for_screen("Ask duet").await;
     Some(Scripted {
@@ -679,6 +691,93 @@ blocks = [{ text = "Deployed, as you said." }]
     // The keys are duet's again: typing goes into the message.
     session.tmux.keys(&["-l", "thanks"]);
     session.tmux.wait_for_screen("thanks").await;
+    session.server.assert_no_violations();
+}
+
+for_each_wire!(an_image_attached_in_the_ui_reaches_the_model_as_an_image_block);
+
+/// `/image PATH` shows a chip and the image goes with the next message, as the image
+/// block each API documents.
+async fn an_image_attached_in_the_ui_reaches_the_model_as_an_image_block(wire: Wire) {
+    let script = "[[turn]]\nblocks = [{ text = \"A single dot.\" }]\n";
+    let Some(session) =
+        scripted_session_on(wire, script, "--approval ask", &[("a.txt", "a\n")]).await
+    else {
+        return;
+    };
+    let shot = session.home.path().join("shot.png");
+    std::fs::write(&shot, super::images::PNG).unwrap();
+    session
+        .tmux
+        .type_line(&format!("/image {}", shot.display()));
+    session.tmux.wait_for_screen("[image: shot.png]").await;
+    session.tmux.type_line("what is in this picture?");
+    session.tmux.wait_for_screen("A single dot.").await;
+    let request = &session.server.requests()[0];
+    let expected = base64::engine::general_purpose::STANDARD.encode(super::images::PNG);
+    assert_eq!(
+        super::images::images_sent(wire, &request.body),
+        [("image/png".to_string(), expected)]
+    );
+    session.server.assert_no_violations();
+}
+
+/// A server the model starts in the background answers the model's later `curl`, in
+/// the sandbox with the network isolated, and `/ps` lists it.
+#[tokio::test]
+async fn a_background_server_answers_a_later_curl_from_the_model() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port();
+    let serve = serde_json::json!({
+        "command": format!("python3 -m http.server {port} --bind 127.0.0.1"),
+        "background": true,
+    });
+    let fetch = serde_json::json!({
+        "command": format!(
+            "for i in $(seq 100); do curl -sf http://127.0.0.1:{port}/a.txt && break; sleep 0.1; done"
+        ),
+        "timeout": 30,
+    });
+    let script = format!(
+        "[[turn]]\nblocks = [{{ tool = \"shell\", args = {} }}]\n\n\
+         [[turn]]\nblocks = [{{ tool = \"shell\", args = {} }}]\n\n\
+         [[turn]]\nblocks = [{{ text = \"Served fine.\" }}]\n",
+        toml::Value::String(serve.to_string()),
+        toml::Value::String(fetch.to_string()),
+    );
+    let Some(session) =
+        scripted_session_with(&script, "--approval auto", &[("a.txt", "served-from-bg\n")]).await
+    else {
+        return;
+    };
+    session.tmux.type_line("start the server and fetch a.txt");
+    // Auto mode asks before the server (a Python module it does not know) and the
+    // fetch (the network): the user says yes to each.
+    let deadline = Instant::now() + SCREEN_WAIT;
+    loop {
+        let screen = session.tmux.screen();
+        if screen.contains("Served fine.") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the task did not end:\n{screen}");
+        if screen.contains("Run command?") {
+            session.tmux.keys(&["y"]);
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let fetched = tool_results(&session.server.requests()[2])
+        .pop()
+        .expect("the fetch's result");
+    assert!(
+        fetched.content.contains("served-from-bg"),
+        "{}",
+        fetched.content
+    );
+    session.tmux.type_line("/ps");
+    session.tmux.wait_for_screen("http.server").await;
     session.server.assert_no_violations();
 }
 
