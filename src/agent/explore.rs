@@ -66,6 +66,8 @@ pub(crate) struct Explore {
     pub(crate) max_steps: u32,
     /// Where clipped outputs of the explorer's own tool calls are saved.
     pub(crate) outputs_dir: PathBuf,
+    /// The session's hooks, which the explorer's lookups go through like any call.
+    pub(crate) hooks: Option<Arc<super::hooks::AgentHooks>>,
 }
 
 impl Explore {
@@ -245,7 +247,8 @@ impl<'a> Exploration<'a> {
 
     /// Runs one response's lookups with the parent's machinery, showing each as it ends.
     async fn run_calls(&mut self, calls: &[ToolCall]) -> Result<Vec<ToolResult>, Ending> {
-        let mut runs = ToolRuns::new(self.inner.clone(), self.explore.outputs_dir.clone());
+        let mut runs = ToolRuns::new(self.inner.clone(), self.explore.outputs_dir.clone())
+            .with_hooks(self.explore.hooks.clone());
         let mut labels = HashMap::new();
         for call in calls {
             let label = describe_call(call);

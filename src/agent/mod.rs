@@ -222,6 +222,32 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
     let mut system = vec![context::SYSTEM_PROMPT.trim_end().to_string()];
     system.extend(instructions.text);
     let meter = budget::SharedMeter::start(std::time::Instant::now());
+    let approvals = Arc::new(approval::ApprovalDesk::new(
+        setup.approval,
+        Policy::new(&root, setup.policy),
+        Arc::new(GitIndex::new(&root)),
+        events.clone(),
+    ));
+    let hook_infos: Vec<protocol::HookInfo> = setup
+        .hooks
+        .iter()
+        .map(|hook| protocol::HookInfo {
+            event: hook.event.name().to_string(),
+            command: hook.label(),
+            trusted: hook.trusted,
+            project: matches!(hook.origin, crate::hooks::Origin::Project(_)),
+        })
+        .collect();
+    let hooks = hooks::AgentHooks::new(
+        crate::hooks::Hooks::new(
+            setup.hooks,
+            &root,
+            Some(Arc::clone(&sandbox)),
+            &setup.session_id,
+        ),
+        Arc::clone(&approvals),
+        root.clone(),
+    );
     let tools = Registry::core().with(Arc::new(explore::Explore {
         client: Arc::clone(&setup.client),
         meter: meter.clone(),
@@ -230,13 +256,9 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
         max_tokens: setup.max_tokens,
         max_steps: explore::MAX_EXPLORE_STEPS,
         outputs_dir: setup.outputs_dir.clone(),
+        // The explorer's lookups go through the same PreToolUse and PostToolUse hooks.
+        hooks: hooks.clone(),
     }));
-    let approvals = Arc::new(approval::ApprovalDesk::new(
-        setup.approval,
-        Policy::new(&root, setup.policy),
-        Arc::new(GitIndex::new(&root)),
-        events.clone(),
-    ));
     // Full outputs of clipped commands go where `read` may open them.
     let shell = Arc::new(Shell::with_sandbox(
         &root,
@@ -293,26 +315,6 @@ pub fn spawn(setup: AgentSetup) -> Result<(AgentHandle, mpsc::Receiver<Event>), 
             None,
         ),
     };
-    let hook_infos: Vec<protocol::HookInfo> = setup
-        .hooks
-        .iter()
-        .map(|hook| protocol::HookInfo {
-            event: hook.event.name().to_string(),
-            command: hook.label(),
-            trusted: hook.trusted,
-            project: matches!(hook.origin, crate::hooks::Origin::Project(_)),
-        })
-        .collect();
-    let hooks = hooks::AgentHooks::new(
-        crate::hooks::Hooks::new(
-            setup.hooks,
-            &root,
-            Some(Arc::clone(&sandbox)),
-            &setup.session_id,
-        ),
-        Arc::clone(&approvals),
-        root.clone(),
-    );
     let resumed = restored.is_some();
     // A resumed conversation may hold nested instructions already.
     let nested_instructions =

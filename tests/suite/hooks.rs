@@ -400,3 +400,53 @@ async fn session_start_and_end_hooks_run_around_an_exec_task() {
         serde_json::from_str(&repo.read("session-end.json")).expect("SessionEnd input");
     assert_eq!(ended["hook_event_name"], "SessionEnd");
 }
+
+/// The explorer's lookups go through the same hooks: a PreToolUse guard on `Read`
+/// keeps it from reading a file the team put off limits, and nothing of the file
+/// reaches any request.
+#[tokio::test]
+async fn the_explorers_reads_go_through_pre_tool_use_hooks() {
+    const SECRET: &str = "prod-db-password-9f2";
+    let script = Script::from_toml(
+        r#"
+[[turn]]
+blocks = [{ tool = "explore", args = '{"question": "What is in secrets.env?"}' }]
+
+[[turn]]
+blocks = [{ tool = "read", args = '{"path": "secrets.env"}' }]
+
+[[turn]]
+blocks = [{ text = "I could not read it." }]
+
+[[turn]]
+blocks = [{ text = "The explorer was refused." }]
+"#,
+    )
+    .expect("script");
+    let server = ScriptedServer::start(script).await;
+    let repo = TestRepo::with_files(&[("secrets.env", &format!("DB={SECRET}\n"))]);
+    let guard = r#"python3 -c '
+import json, sys
+event = json.load(sys.stdin)
+if event["tool_input"].get("file_path", "").endswith(".env"):
+    print("reading .env files is not allowed", file=sys.stderr)
+    sys.exit(2)
+'"#;
+    let mut agent = TestAgent::start_with(
+        &server,
+        Wire::Anthropic,
+        repo.path(),
+        ApprovalMode::Auto,
+        with_hooks(vec![hook(HookEvent::PreToolUse, "Read", guard)]),
+    );
+    agent.send("what is the database password?");
+    agent.turn_end().await;
+    let requests = server.requests();
+    let everything: String = requests.iter().map(all_text).collect();
+    assert!(!everything.contains(SECRET), "the guarded file was read");
+    assert!(
+        everything.contains("reading .env files is not allowed"),
+        "{everything}"
+    );
+    server.assert_no_violations();
+}
