@@ -450,3 +450,29 @@ if event["tool_input"].get("file_path", "").endswith(".env"):
     );
     server.assert_no_violations();
 }
+
+/// A task a UserPromptSubmit hook refuses never reaches the model, and `duet exec`
+/// exits 2, as for any stop that is not the task's end.
+#[tokio::test]
+async fn exec_exits_2_when_a_hook_refuses_the_task() {
+    let server = ScriptedServer::start(
+        Script::from_toml("[[turn]]\nblocks = [{ text = \"Never.\" }]\n").expect("script"),
+    )
+    .await;
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let config = "[sandbox]\nenabled = false\n\n\
+        [[hooks.UserPromptSubmit]]\ncommand = \"echo 'no deploys on Fridays' >&2; exit 2\"\n";
+    let home = home_with_config(config);
+    let output = run_duet(
+        repo.path(),
+        home.path(),
+        &wire_env(&server, Wire::Anthropic),
+        &["exec", "--approval", "auto", "deploy to prod"],
+    )
+    .await;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(2), "{stdout}");
+    assert!(server.requests().is_empty(), "the model saw the task");
+    assert!(stdout.contains("no deploys on Fridays"), "{stdout}");
+    assert!(stdout.contains("stopped by a hook"), "{stdout}");
+}
