@@ -125,7 +125,7 @@ pub fn run_tui(
     let (keymap, errors) = Keymap::load(&Keymap::user_file(paths));
     let model = agent.settings.endpoint.model.clone();
     let workspace = agent.workspace.clone();
-    let custom_commands = load_custom_commands(&custom_command_locations(paths, &workspace));
+    let custom_commands = custom_command_locations(paths, &workspace);
     let notify = agent.settings.notify;
     // The agent and the UI get a runtime and a thread each; blocking work (files, the
     // post-write checks, checkpoints) goes to the runtime's blocking pool. The UI's

@@ -14,7 +14,7 @@ use ratatui::layout::{Constraint, Layout};
 
 use crate::agent::protocol::CommandInput;
 use crate::agent::{AgentHandle, Command, Event, MessageId, TurnOutcome};
-use crate::custom_commands::Catalog;
+use crate::custom_commands::{Catalog, Locations};
 use crate::mcp::ServerState;
 use crate::policy::ApprovalMode;
 use crate::shell::sandbox::Protections;
@@ -165,6 +165,8 @@ pub struct App {
     help: HelpOverlay,
     /// The user's and the project's prompt files, as slash commands.
     custom: Catalog,
+    /// Where the prompt files of `custom` were found, to read them again.
+    custom_locations: Option<Locations>,
     quit_armed_at: Option<Instant>,
     /// `--inline`: finished cells go to the terminal's scrollback; only the live part
     /// is drawn here.
@@ -214,6 +216,7 @@ impl App {
             help_open: false,
             help: HelpOverlay::default(),
             custom,
+            custom_locations: None,
             quit_armed_at: None,
             inline: false,
             transcript_shown: false,
@@ -221,9 +224,19 @@ impl App {
         }
     }
 
-    /// The prompt files found at start: `/name` sends one, the help and the `/` list
-    /// show them.
-    pub fn set_custom_commands(&mut self, custom: Catalog) {
+    /// Where prompt files are looked for: `/name` sends one, the help and the `/` list
+    /// show them. They are read now, and again whenever a `/` line is sent, so a file
+    /// added or edited during the session counts at once.
+    pub fn set_custom_commands(&mut self, locations: Locations) {
+        self.custom_locations = Some(locations);
+        self.reload_custom_commands();
+    }
+
+    fn reload_custom_commands(&mut self) {
+        let Some(locations) = &self.custom_locations else {
+            return;
+        };
+        let custom = Catalog::load(locations, &slash::built_in_names());
         self.composer.set_commands(command_choices(&custom));
         self.custom = custom;
     }
@@ -709,6 +722,9 @@ impl App {
     fn submit(&mut self, text: String) -> Effect {
         if let Some(command) = user_command(&text) {
             return self.run_user_command(command.to_string());
+        }
+        if text.starts_with('/') {
+            self.reload_custom_commands();
         }
         let Some(parsed) = slash::parse(&text, &self.custom) else {
             return self.send_message(unescape(&text).to_string());
@@ -1812,7 +1828,6 @@ mod tests {
     /// A harness whose workspace has `.duet/commands/review.md` saying `Review
     /// $ARGUMENTS carefully`, loaded the way the terminal UI loads it.
     fn with_review_command() -> (Harness, tempfile::TempDir) {
-        use crate::custom_commands::Locations;
         let workspace = tempfile::tempdir().unwrap();
         let commands = workspace.path().join(".duet/commands");
         std::fs::create_dir_all(&commands).unwrap();
@@ -1824,8 +1839,7 @@ mod tests {
         let env = |_: &str| None;
         let locations = Locations::new(workspace.path(), None, &env);
         let mut h = Harness::new();
-        h.app
-            .set_custom_commands(Catalog::load(&locations, &slash::built_in_names()));
+        h.app.set_custom_commands(locations);
         (h, workspace)
     }
 
@@ -1847,6 +1861,18 @@ mod tests {
             "{}",
             h.screen()
         );
+    }
+
+    #[test]
+    fn a_prompt_file_added_or_edited_during_the_session_counts_at_once() {
+        let (mut h, workspace) = with_review_command();
+        let commands = workspace.path().join(".duet/commands");
+        std::fs::write(commands.join("fix.md"), "Fix issue $1 with a test").unwrap();
+        std::fs::write(commands.join("review.md"), "Review $ARGUMENTS twice").unwrap();
+        h.say("/fix 42");
+        assert_eq!(h.sent(), [message(1, "Fix issue 42 with a test")]);
+        h.say("/review a.rs");
+        assert_eq!(h.sent(), [message(2, "Review a.rs twice")]);
     }
 
     #[test]

@@ -13,7 +13,7 @@ use ratatui::layout::Size;
 use tokio::sync::mpsc;
 
 use crate::agent::{AgentHandle, Command, Event};
-use crate::custom_commands::Catalog;
+use crate::custom_commands::Locations;
 use crate::git;
 
 use super::app::{App, Editing, Effect, GitStatus};
@@ -48,8 +48,8 @@ pub struct TuiOptions {
     pub notify: bool,
     /// Where sessions are recorded, for `/resume`.
     pub sessions_dir: PathBuf,
-    /// The prompt files found, as slash commands.
-    pub custom_commands: Catalog,
+    /// Where the prompt files that are slash commands are looked for.
+    pub custom_commands: Locations,
 }
 
 /// Why the terminal UI ended.
