@@ -92,19 +92,26 @@ async fn wait_gone(group: u32) {
     }
 }
 
-#[tokio::test]
-async fn a_background_server_answers_a_later_step_and_stop_ends_it() {
-    let repo = TestRepo::with_files(&[("marker.txt", "served-from-the-workspace\n")]);
+/// A web server serving the workspace on a free port, and a command that fetches
+/// `marker.txt` from it once it answers (trying for 10 s).
+fn server_and_probe() -> (String, String) {
     // A port free on the host; inside the sandbox's network every port is free.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|listener| listener.local_addr())
         .expect("a free port")
         .port();
-    let server_command = format!("python3 -m http.server {port} --bind 127.0.0.1");
+    let server = format!("python3 -m http.server {port} --bind 127.0.0.1");
     let probe = format!(
         "for i in $(seq 100); do curl -sf http://127.0.0.1:{port}/marker.txt && break; \
          sleep 0.1; done"
     );
+    (server, probe)
+}
+
+#[tokio::test]
+async fn a_background_server_answers_a_later_step_and_stop_ends_it() {
+    let repo = TestRepo::with_files(&[("marker.txt", "served-from-the-workspace\n")]);
+    let (server_command, probe) = server_and_probe();
     let server = ScriptedServer::start(script(&[
         (
             "shell",
@@ -197,15 +204,7 @@ async fn every_job_dies_with_the_agent() {
 #[tokio::test]
 async fn a_background_server_still_answers_after_the_shell_is_replaced() {
     let repo = TestRepo::with_files(&[("marker.txt", "still-served\n")]);
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("a free port")
-        .port();
-    let server_command = format!("python3 -m http.server {port} --bind 127.0.0.1");
-    let probe = format!(
-        "for i in $(seq 100); do curl -sf http://127.0.0.1:{port}/marker.txt && break; \
-         sleep 0.1; done"
-    );
+    let (server_command, probe) = server_and_probe();
     let server = ScriptedServer::start(script(&[
         (
             "shell",

@@ -314,19 +314,12 @@ fn write_project_hooks(repo: &Path, marker: &Path) {
     .unwrap();
 }
 
-#[tokio::test]
-async fn an_untrusted_projects_hooks_never_run() {
-    let server = ScriptedServer::start(shell_then_text("echo hi", "Done.")).await;
-    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
-    let outside = tempfile::tempdir().unwrap();
-    let marker = outside.path().join("project-hook-ran");
-    write_project_hooks(repo.path(), &marker);
-    // Without the sandbox, so a hook that ran would leave its marker outside.
-    let home = home_with_config("[sandbox]\nenabled = false\n");
+/// Runs `duet exec "say hi"` in `repo` with `home`'s config, and checks it succeeded.
+async fn exec_say_hi(server: &ScriptedServer, repo: &TestRepo, home: &tempfile::TempDir) {
     let output = run_duet(
         repo.path(),
         home.path(),
-        &wire_env(&server, Wire::Anthropic),
+        &wire_env(server, Wire::Anthropic),
         &["exec", "--approval", "auto", "say hi"],
     )
     .await;
@@ -336,6 +329,18 @@ async fn an_untrusted_projects_hooks_never_run() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
+}
+
+#[tokio::test]
+async fn an_untrusted_projects_hooks_never_run() {
+    let server = ScriptedServer::start(shell_then_text("echo hi", "Done.")).await;
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let outside = tempfile::tempdir().unwrap();
+    let marker = outside.path().join("project-hook-ran");
+    write_project_hooks(repo.path(), &marker);
+    // Without the sandbox, so a hook that ran would leave its marker outside.
+    let home = home_with_config("[sandbox]\nenabled = false\n");
+    exec_say_hi(&server, &repo, &home).await;
     assert_eq!(server.requests().len(), 2, "the task ran");
     assert!(!marker.exists(), "an untrusted project's hook ran");
 }
@@ -352,19 +357,7 @@ async fn a_trusted_projects_hooks_run_in_the_sandbox_of_the_session() {
         toml::Value::String(repo.path().display().to_string())
     );
     let home = home_with_config(&config);
-    let output = run_duet(
-        repo.path(),
-        home.path(),
-        &wire_env(&server, Wire::Anthropic),
-        &["exec", "--approval", "auto", "say hi"],
-    )
-    .await;
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    exec_say_hi(&server, &repo, &home).await;
     assert!(marker.exists(), "the trusted project's hooks did not run");
 }
 
